@@ -1,0 +1,34 @@
+"""Shared fixtures. Tests that import TensorFlow carry the ``tf`` marker."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    """A seeded generator: test data is never unseeded."""
+    return np.random.default_rng(1234)
+
+
+def live_pipeline_threads():
+    """Threads started by a SessionIterator (queue runners and their closers)."""
+    return [t for t in threading.enumerate() if t.name.startswith("tf1compat-") and t.is_alive()]
+
+
+def wait_no_pipeline_threads(timeout=5.0):
+    """Return the pipeline threads still alive after waiting up to ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while live_pipeline_threads() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return live_pipeline_threads()
+
+
+@pytest.fixture
+def no_thread_leaks():
+    """Fail the test if it leaves SessionIterator threads alive (after 5 s)."""
+    yield
+    leaked = wait_no_pipeline_threads(5.0)
+    assert not leaked, f"pipeline threads still alive: {[t.name for t in leaked]}"

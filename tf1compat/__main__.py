@@ -1,0 +1,3 @@
+from tf1compat.cli import main
+
+raise SystemExit(main())

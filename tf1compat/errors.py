@@ -1,0 +1,73 @@
+"""tf1compat's exception hierarchy: each error carries where and what as attributes.
+
+Every class also derives from the builtin a caller would catch (``ValueError`` for
+bad input, ``AssertionError`` for a failed pipeline comparison), so code written
+against TensorFlow's or tf-slim's behaviour keeps working.
+"""
+
+
+class Tf1CompatError(Exception):
+    """Base of all tf1compat errors."""
+
+
+class PipelineConfigError(Tf1CompatError, ValueError):
+    """An argument or input of a pipeline is invalid, caught at graph-build time.
+
+    Attributes: ``argument`` (the parameter name), ``path`` (the file concerned or
+    None), ``expected`` (what would have been valid, or None).
+    """
+
+    def __init__(self, message, *, argument, path=None, expected=None):
+        super().__init__(message)
+        self.argument = argument
+        self.path = path
+        self.expected = expected
+
+
+class CorruptRecordError(Tf1CompatError, ValueError):
+    """A TFRecord file's framing is damaged.
+
+    Attributes: ``path``, ``index`` (0-based record number), ``offset`` (byte
+    offset of the record's start), ``reason`` (e.g. "data CRC mismatch ...").
+    """
+
+    def __init__(self, path, index, offset, reason):
+        super().__init__(f"{path}: record {index} at byte {offset}: {reason}")
+        self.path = path
+        self.index = index
+        self.offset = offset
+        self.reason = reason
+
+
+class CifarFormatError(Tf1CompatError, ValueError):
+    """A CIFAR binary batch file does not have the expected layout or labels.
+
+    Attributes: ``path``, ``index`` (record number, or None for file-level
+    problems), ``expected`` (the rule that was broken).
+    """
+
+    def __init__(self, message, *, path, index=None, expected=None):
+        super().__init__(message)
+        self.path = path
+        self.index = index
+        self.expected = expected
+
+
+class UnknownItemError(Tf1CompatError, ValueError):
+    """An item name is not provided by a decoder, provider or dataset.
+
+    Attributes: ``item`` (the name asked for), ``valid_items`` (sorted choices).
+    """
+
+    def __init__(self, item, valid_items):
+        self.item = item
+        self.valid_items = sorted(valid_items)
+        super().__init__(f"unknown item {item!r}; valid items: {self.valid_items}")
+
+
+class PipelineMismatchError(Tf1CompatError, AssertionError):
+    """Two pipelines did not deliver the same examples; ``report`` says how."""
+
+    def __init__(self, report):
+        super().__init__(str(report))
+        self.report = report
