@@ -22,7 +22,28 @@ def _run_demo(args):
     return demo.run(workdir=args.workdir, seed=args.seed)
 
 
-_COMMANDS = [_add_demo]
+def _add_bench(subparsers):
+    p = subparsers.add_parser(
+        "bench", help="measure reading pipelines and CIFAR-10 conversion side by side")
+    p.add_argument("--suite", choices=("all", "reading", "conversion"), default="all")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny data, one round: checks the harness, measures nothing")
+    p.add_argument("--out", default="bench-results",
+                   help="directory for the result tables and charts")
+    p.set_defaults(handler=_run_bench)
+
+
+def _run_bench(args):
+    import importlib
+    suites = ("reading", "conversion") if args.suite == "all" else (args.suite,)
+    status = 0
+    for suite in suites:
+        module = importlib.import_module(f"tf1compat.benchmarks.{suite}")
+        status = module.run(quick=args.quick, out_dir=args.out) or status
+    return status
+
+
+_COMMANDS = [_add_demo, _add_bench]
 
 
 def build_parser():
