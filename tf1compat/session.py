@@ -1,0 +1,265 @@
+"""SessionIterator: a TF1 queue pipeline behind a plain Python iterator.
+
+One object owns what a TF1 script wired by hand: the ``Session``, the global,
+local and table initializers (``num_epochs`` needs the local one), a
+``Coordinator`` and every queue-runner thread. It yields numpy values shaped
+like the fetches, ends with ``StopIteration`` when the data ends, raises a
+queue-runner thread's error in the consumer (same TF error type, message naming
+the failing op and file), and stops and joins all its threads on every exit.
+"""
+
+import re
+import threading
+import weakref
+
+from tf1compat._tf import tf, v1
+from tf1compat.queues import queue_files
+
+__all__ = ["SessionIterator"]
+
+_THREAD_PREFIX = "tf1compat-"
+_READER_OPS = ("ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo")
+_NODE_TAG = re.compile(r"\{\{node ([^}]+)\}\}")
+_CORRUPT_AT = re.compile(r"corrupted record at (\d+)")
+
+
+def _graph_of(fetches):
+    """The graph the fetches live in (the default graph when they name none)."""
+    graphs = {getattr(f, "graph", None) for f in tf.nest.flatten(fetches)}
+    graphs.discard(None)
+    if len(graphs) > 1:
+        raise ValueError("SessionIterator: fetches come from more than one graph; "
+                         "build the whole pipeline inside one legacy_graph()")
+    if graphs:
+        return graphs.pop()
+    if any(isinstance(f, tf.Tensor) for f in tf.nest.flatten(fetches)):
+        raise ValueError("SessionIterator: fetches are eager tensors; build the "
+                         "pipeline inside `with tf1compat.legacy_graph():`")
+    return v1.get_default_graph()
+
+
+def _failing_op(error, graph):
+    """The op that raised ``error``: errors from runner threads carry only its name."""
+    if error.op is not None:
+        return error.op
+    match = _NODE_TAG.search(error.message)
+    if match is None:
+        return None
+    try:
+        return graph.get_operation_by_name(match.group(1))
+    except (KeyError, ValueError):
+        return None
+
+
+def _reader_files(op):
+    """Files of the queue a reader op reads from, when a producer recorded them."""
+    if op is None or op.type not in _READER_OPS:
+        return None
+    return queue_files(op.inputs[1])
+
+
+def _compression_of(reader_op):
+    """"GZIP", "ZLIB" or None for the TFRecordReader behind a reader op."""
+    reader = reader_op.inputs[0].op
+    if reader.type not in ("TFRecordReaderV2", "TFRecordReader"):
+        return None
+    return reader.get_attr("compression_type").decode() or None
+
+
+def _locate_corrupt_record(files, offset, compression):
+    """The CorruptRecordError of the file whose record at ``offset`` is damaged.
+
+    TensorFlow reports a header error at the record's start and a data error at
+    the start of its data, 12 bytes later; both identify the record.
+    """
+    from tf1compat import tfrecord
+    from tf1compat.errors import CorruptRecordError
+
+    for path in files:
+        try:
+            for _ in tfrecord.iter_records(path, compression=compression):
+                pass
+        except CorruptRecordError as e:
+            if offset in (e.offset, e.offset + 12):
+                return e
+        except OSError:
+            continue
+    return None
+
+
+def explain_runner_error(error, graph):
+    """A copy of a queue-runner ``OpError`` (same type) whose message also names
+    the failing op and, for reader ops, the file (or files) it was reading."""
+    op = _failing_op(error, graph)
+    where = f"op '{op.name}' ({op.type})" if op is not None else "an unnamed op"
+    details = [f"a queue-runner thread failed in {where}"]
+    files = _reader_files(op)
+    corrupt_at = _CORRUPT_AT.search(error.message)
+    located = None
+    if files and corrupt_at and isinstance(error, tf.errors.DataLossError):
+        located = _locate_corrupt_record(files, int(corrupt_at.group(1)), _compression_of(op))
+    if located is not None:
+        details.append(str(located))
+    elif files:
+        shown = ", ".join(repr(f) for f in files[:5])
+        more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+        details.append(f"reading from {shown}{more}")
+    message = f"{error.message}\n[tf1compat] {'; '.join(details)}"
+    return type(error)(error.node_def, error.op, message)
+
+
+class _Running:
+    """The live parts of a started iterator; shut down exactly once."""
+
+    def __init__(self, session, coordinator, threads):
+        self.session = session
+        self.coordinator = coordinator
+        self.threads = threads
+
+    def shutdown(self, join_timeout):
+        self.coordinator.request_stop()
+        try:
+            self.coordinator.join(self.threads, stop_grace_period_secs=join_timeout,
+                                  ignore_live_threads=True)
+        except Exception:  # noqa: BLE001 - a runner error was already raised to the consumer
+            pass
+        self.session.close()
+
+
+class SessionIterator:
+    """Iterate over the values of ``fetches`` from a TF1 queue pipeline.
+
+    ``fetches`` is a tensor, or a dict / list / tuple (nested) of tensors; each
+    step yields the same structure with numpy values. ``graph`` defaults to the
+    fetches' graph, ``config`` is a ``tf.compat.v1.ConfigProto``. ``timeout``
+    (seconds, optional) bounds one step: a pipeline that delivers nothing for
+    that long raises ``tf.errors.DeadlineExceededError`` instead of hanging.
+
+    Use it as a context manager, or just iterate (it starts on the first step
+    and cleans up at the end, on an error, or when garbage collected)::
+
+        with tf1compat.SessionIterator({"image": images, "label": labels}) as it:
+            for batch in it:
+                ...
+
+    ``steps`` counts the values delivered so far.
+    """
+
+    def __init__(self, fetches, *, graph=None, config=None, timeout=None, join_timeout=5.0):
+        self._fetches = fetches
+        self._graph = _graph_of(fetches) if graph is None else graph
+        self._config = config
+        self._run_options = (v1.RunOptions(timeout_in_ms=int(timeout * 1000))
+                             if timeout is not None else None)
+        self._join_timeout = join_timeout
+        self._running = None
+        self._finalizer = None
+        self._step = None
+        self._closed = False
+        self.steps = 0
+
+    @property
+    def session(self):
+        """The ``tf.compat.v1.Session`` (started on first use), e.g. to run a train op."""
+        self.start()
+        return self._running.session
+
+    @property
+    def graph(self):
+        return self._graph
+
+    def start(self):
+        """Create the session, run the initializers and start the queue runners."""
+        if self._closed:
+            raise RuntimeError("SessionIterator is closed; build a new one to read again")
+        if self._running is not None:
+            return self
+        with self._graph.as_default():
+            init_ops = [v1.global_variables_initializer(),
+                        v1.local_variables_initializer(), v1.tables_initializer()]
+        session = v1.Session(graph=self._graph, config=self._config)
+        try:
+            session.run(init_ops)
+            step = session.make_callable(self._fetches, accept_options=True)
+        except BaseException:
+            session.close()
+            raise
+        coordinator = v1.train.Coordinator()
+        threads = self._start_queue_runners(session, coordinator)
+        self._running = _Running(session, coordinator, threads)
+        self._finalizer = weakref.finalize(self, self._running.shutdown, self._join_timeout)
+        self._step = step
+        return self
+
+    def _start_queue_runners(self, session, coordinator):
+        threads = []
+        for runner in self._graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
+            created = runner.create_threads(session, coord=coordinator, daemon=True, start=False)
+            for index, thread in enumerate(created):
+                thread.name = f"{_THREAD_PREFIX}{runner.name}-{index}"
+                threads.append(thread)
+        for thread in threads:
+            thread.start()
+        return threads
+
+    def close(self):
+        """Stop the coordinator, close the queues, join the threads, close the session."""
+        self._closed = True
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._closed:
+            raise StopIteration
+        self.start()
+        try:
+            value = self._step(options=self._run_options)
+        except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as end:
+            runner_error = self._runner_error()
+            self.close()
+            if runner_error is not None:
+                raise runner_error from None
+            if isinstance(end, tf.errors.OutOfRangeError):
+                raise StopIteration from None
+            raise
+        except tf.errors.DeadlineExceededError as e:
+            self.close()
+            raise type(e)(e.node_def, e.op, (
+                f"{e.message}\n[tf1compat] no value arrived within the step timeout; "
+                "is every queue fed by a queue runner, and is the input non-empty?"
+            )) from None
+        except BaseException:
+            self.close()
+            raise
+        self.steps += 1
+        return value
+
+    def _runner_error(self):
+        """The error a queue-runner thread reported, explained; None on a clean end."""
+        try:
+            self._running.coordinator.raise_requested_exception()
+        except tf.errors.OpError as e:
+            return explain_runner_error(e, self._graph)
+        except Exception as e:  # noqa: BLE001 - a non-TF error from a runner thread
+            return e
+        return None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+        return False
+
+    def __repr__(self):
+        state = "closed" if self._closed else ("running" if self._running else "not started")
+        return f"<SessionIterator {state}, {self.steps} steps>"
+
+
+def live_threads():
+    """SessionIterator threads still alive in this process (for diagnostics and tests)."""
+    return [t for t in threading.enumerate()
+            if t.name.startswith(_THREAD_PREFIX) and t.is_alive()]
