@@ -14,12 +14,15 @@ def _add_demo(subparsers):
     p.add_argument("--workdir", default=None,
                    help="where to write the data (default: a temporary directory)")
     p.add_argument("--seed", type=int, default=0, help="seed for the synthetic data")
+    p.add_argument("--cifar", default=None, metavar="PATH",
+                   help="the real CIFAR-10 binary (folder or .tar.gz) instead of the "
+                        "synthetic one")
     p.set_defaults(handler=_run_demo)
 
 
 def _run_demo(args):
     from tf1compat import demo
-    return demo.run(workdir=args.workdir, seed=args.seed)
+    return demo.run(workdir=args.workdir, seed=args.seed, cifar=args.cifar)
 
 
 def _add_bench(subparsers):
@@ -43,7 +46,105 @@ def _run_bench(args):
     return status
 
 
-_COMMANDS = [_add_demo, _add_bench]
+def _add_tfrecord_arguments(p):
+    p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB",
+                   help="TFRecord files or glob patterns (quote them to keep the shell out)")
+    p.add_argument("--compression", type=str.lower, choices=("auto", "none", "gzip", "zlib"),
+                   default="auto", help="how the files are compressed (default: detect per file)")
+
+
+def _expand_files(patterns):
+    """The files each pattern names or matches, in order; None (after saying which
+    pattern) when one matches no file."""
+    import glob
+    import os
+    paths = []
+    for pattern in patterns:
+        matches = ([pattern] if os.path.isfile(pattern)
+                   else sorted(p for p in glob.glob(pattern) if os.path.isfile(p)))
+        if not matches:
+            print(f"tf1compat: no file matches {pattern!r}", file=sys.stderr)
+            return None
+        paths.extend(matches)
+    return list(dict.fromkeys(paths))
+
+
+def _file_compression(args, path):
+    from tf1compat import tfrecord
+    if args.compression == "auto":
+        return tfrecord.detect_compression(path)
+    return None if args.compression == "none" else args.compression
+
+
+def _add_inspect(subparsers):
+    p = subparsers.add_parser(
+        "inspect", help="show record count, size, feature table and keys_to_features of TFRecord files")
+    _add_tfrecord_arguments(p)
+    p.add_argument("--sample", type=int, default=1000,
+                   help="records per file to infer the schema from (0: all; default 1000)")
+    p.set_defaults(handler=_run_inspect)
+
+
+def _run_inspect(args):
+    import os
+    import textwrap
+    from tf1compat import example, tfrecord
+    paths = _expand_files(args.files)
+    if paths is None:
+        return 2
+    combined, status = example.Schema(), 0
+    for path in paths:
+        try:
+            compression = _file_compression(args, path)
+            count = tfrecord.count_records(path, compression)
+            schema = example.infer_schema(path, args.sample or None, compression)
+        except (OSError, ValueError) as e:  # CorruptRecordError is a ValueError
+            print(f"tf1compat: {e}", file=sys.stderr)
+            status = 1
+            continue
+        packing = f", {compression}-compressed" if compression else ""
+        print(f"{path}: {count:,} records, {os.path.getsize(path):,} bytes{packing}")
+        print(textwrap.indent(schema.to_table(), "  "))
+        combined.merge(schema)
+    if combined.records:
+        print(f"\n# inferred from {combined.records:,} sampled records")
+        try:
+            print(combined.to_code())
+        except ValueError as e:
+            print(f"# no keys_to_features: {e}")
+            status = 1
+    return status
+
+
+def _add_verify(subparsers):
+    p = subparsers.add_parser(
+        "verify", help="check every CRC of TFRecord files; exit 1 naming each bad record")
+    _add_tfrecord_arguments(p)
+    p.set_defaults(handler=_run_verify)
+
+
+def _run_verify(args):
+    from tf1compat import tfrecord
+    paths = _expand_files(args.files)
+    if paths is None:
+        return 2
+    bad = 0
+    for path in paths:
+        try:
+            report = tfrecord.verify(path, _file_compression(args, path))
+        except OSError as e:
+            print(f"{path}: cannot read ({e})")
+            bad += 1
+            continue
+        print(report)
+        for error in report.errors:
+            print(f"  {error}")
+        bad += not report.ok
+    print(f"{len(paths)} file(s) checked, {bad} bad")
+    return 1 if bad else 0
+
+
+_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify]
 
 
 def build_parser():

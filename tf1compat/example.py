@@ -1,0 +1,470 @@
+"""tf.train.Example <-> Python and numpy without TensorFlow, and feature-spec inference.
+
+Serialization is a small hand-written encoder/decoder of the protobuf wire format of
+the five messages of ``tensorflow/core/example/{example,feature}.proto``::
+
+    Example  { Features features = 1; }
+    Features { map<string, Feature> feature = 1; }
+    Feature  { oneof kind { BytesList bytes_list = 1; FloatList float_list = 2;
+                            Int64List int64_list = 3; } }
+    BytesList { repeated bytes value = 1; }   FloatList { repeated float value = 1 [packed]; }
+    Int64List { repeated int64 value = 1 [packed]; }
+
+``make_example`` writes the map entries in the order of protobuf's deterministic
+serialization in Python (upb: byte-wise, a key after its own extensions), so its
+output equals ``tf.train.Example.SerializeToString(deterministic=True)``. Only turning an inferred
+schema into TensorFlow objects imports TensorFlow. The file framing around these
+records is :mod:`tf1compat.tfrecord`.
+"""
+
+import itertools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+import numpy as np
+
+from tf1compat.tfrecord import iter_records
+
+KINDS = ("bytes", "float", "int64")  # tf.train.Feature's bytes_list, float_list, int64_list
+_FIELD_OF_KIND = {"bytes": 1, "float": 2, "int64": 3}
+_KIND_OF_FIELD = {number: kind for kind, number in _FIELD_OF_KIND.items()}
+_DTYPE_OF_KIND = {"bytes": "string", "float": "float32", "int64": "int64"}
+_KIND_OF_DTYPE_CHAR = {"b": "int64", "i": "int64", "u": "int64", "f": "float",
+                       "S": "bytes", "U": "bytes"}
+_U64 = (1 << 64) - 1
+_INT64_MAX = (1 << 63) - 1
+_VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
+_FIXED_SIZES = {_FIXED64: 8, _FIXED32: 4}
+_EXPECTED = ("expected bool, int, float, str or bytes, a flat list or tuple of one of "
+             "these kinds, or a numpy array")
+
+
+# ------------------------------------------------------------------ Python -> bytes
+
+def _scalar_kind(value):
+    """The Feature kind a scalar maps to, or None if it is not a valid scalar."""
+    if isinstance(value, (bool, int, np.bool_, np.integer)):
+        return "int64"
+    if isinstance(value, (float, np.floating)):
+        return "float"
+    if isinstance(value, (str, bytes, bytearray)):  # np.str_ / np.bytes_ subclass these
+        return "bytes"
+    return None
+
+
+def _describe(value):
+    """'None', 'an int', 'a dict', ... for error messages."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _converted(key, kind, values):
+    """``values`` (all of ``kind``) as the encoder wants them: int64/float32 arrays or bytes."""
+    if kind == "bytes":
+        return [v.encode() if isinstance(v, str) else bytes(v) for v in values]
+    if kind == "float":
+        return np.asarray(values, np.float32)
+    try:
+        return np.asarray([int(v) for v in values], np.int64)
+    except OverflowError as e:
+        raise ValueError(f"feature {key!r}: integer outside the int64 range") from e
+
+
+def _list_values(key, values):
+    if not values:
+        raise TypeError(f"feature {key!r}: an empty list has no element kind; pass a typed "
+                        "numpy array instead: np.array([], np.int64), np.array([], np.float32) "
+                        "or np.array([], bytes)")
+    kinds = [_scalar_kind(v) for v in values]
+    if None in kinds:
+        i = kinds.index(None)
+        raise TypeError(f"feature {key!r}: element {i} is {_describe(values[i])}; elements must "
+                        "be bool, int, float, str or bytes (nested lists: flatten them first)")
+    odd = next((i for i, kind in enumerate(kinds) if kind != kinds[0]), None)
+    if odd is not None:
+        raise TypeError(f"feature {key!r}: mixes {kinds[0]} and {kinds[odd]} values (element 0 is "
+                        f"{_describe(values[0])}, element {odd} is {_describe(values[odd])}); "
+                        "use one kind")
+    return kinds[0], _converted(key, kinds[0], values)
+
+
+def _array_values(key, array):
+    flat = array.ravel()
+    if array.dtype.kind == "O":
+        return _list_values(key, flat.tolist())
+    kind = _KIND_OF_DTYPE_CHAR.get(array.dtype.kind)
+    if kind is None:
+        raise TypeError(f"feature {key!r}: numpy dtype {array.dtype} is not supported; {_EXPECTED}")
+    if array.dtype.kind == "u" and flat.size and int(flat.max()) > _INT64_MAX:
+        raise ValueError(f"feature {key!r}: integer outside the int64 range")
+    if kind == "int64":
+        return kind, flat.astype(np.int64)
+    if kind == "float":
+        return kind, flat.astype(np.float32)
+    return kind, _converted(key, kind, flat.tolist())
+
+
+def _feature_values(key, value):
+    """(kind, values) of one mapping entry, by tf.train.Example's type rules."""
+    if isinstance(value, np.ndarray):
+        return _array_values(key, value)
+    if isinstance(value, (list, tuple)):
+        return _list_values(key, list(value))
+    if _scalar_kind(value) is None:
+        raise TypeError(f"feature {key!r}: got {_describe(value)}; {_EXPECTED}")
+    return _list_values(key, [value])
+
+
+def _varint(number):
+    out = bytearray()
+    while number > 0x7F:
+        out.append(number & 0x7F | 0x80)
+        number >>= 7
+    out.append(number)
+    return bytes(out)
+
+
+def _field(number, payload):
+    """A length-delimited protobuf field."""
+    return _varint(number << 3 | _LEN) + _varint(len(payload)) + payload
+
+
+def _encode_list(kind, values):
+    """The payload of a BytesList, FloatList or Int64List message."""
+    if kind == "bytes":
+        return b"".join(_field(1, v) for v in values)
+    if not len(values):
+        return b""
+    if kind == "float":
+        return _field(1, values.astype("<f4").tobytes())
+    return _field(1, b"".join(_varint(v & _U64) for v in values.tolist()))
+
+
+def _entry_order(key):
+    """Sort key of upb's deterministic map order: bytes ascending, end of key last."""
+    return (*key.encode(), 256)
+
+
+def make_example(mapping):
+    """Serialize ``{key: value}`` as a tf.train.Example, with tf.train.Feature's rules.
+
+    bool and int values become an int64_list, float a float_list (float32), str
+    (UTF-8) and bytes a bytes_list. A value is a scalar, a flat list or tuple of one
+    kind, or a numpy array of any shape (flattened, C order). Anything else (None,
+    nested lists, mixed kinds, dicts, empty lists, ...) raises TypeError naming the key.
+    """
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"make_example needs a mapping of feature name to values, "
+                        f"got {_describe(mapping)}")
+    for key in mapping:
+        if not isinstance(key, str):
+            raise TypeError(f"feature key {key!r} is {_describe(key)}; keys must be str")
+    entries = []
+    for key in sorted(mapping, key=_entry_order):
+        kind, values = _feature_values(key, mapping[key])
+        feature = _field(_FIELD_OF_KIND[kind], _encode_list(kind, values))
+        entries.append(_field(1, _field(1, key.encode()) + _field(2, feature)))
+    return _field(1, b"".join(entries))
+
+
+# ------------------------------------------------------------------ bytes -> numpy
+
+def _read_varint(data, pos):
+    result = shift = 0
+    while shift < 70:
+        if pos >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+    raise ValueError("varint longer than 10 bytes")
+
+
+def _iter_fields(data):
+    """Yield (field number, wire type, value) of a protobuf message in a memoryview;
+    the value is an int for varints, a memoryview otherwise."""
+    pos = 0
+    while pos < len(data):
+        tag, pos = _read_varint(data, pos)
+        number, wire = tag >> 3, tag & 7
+        if wire == _VARINT:
+            value, pos = _read_varint(data, pos)
+            yield number, wire, value
+            continue
+        if wire == _LEN:
+            size, pos = _read_varint(data, pos)
+        elif wire in _FIXED_SIZES:
+            size = _FIXED_SIZES[wire]
+        else:
+            raise ValueError(f"unsupported wire type {wire} in field {number}")
+        if pos + size > len(data):
+            raise ValueError(f"field {number} runs past the end of its message")
+        yield number, wire, data[pos:pos + size]
+        pos += size
+
+
+def _parse_int64s(payload):
+    values = []
+    for number, wire, value in _iter_fields(payload):
+        if number == 1 and wire == _VARINT:
+            values.append(value)
+        elif number == 1 and wire == _LEN:  # packed
+            pos = 0
+            while pos < len(value):
+                item, pos = _read_varint(value, pos)
+                values.append(item)
+    return np.array([_to_signed(v & _U64) for v in values], np.int64)
+
+
+def _to_signed(unsigned):
+    return unsigned - (1 << 64) if unsigned > _INT64_MAX else unsigned
+
+
+def _parse_floats(payload):
+    parts = []
+    for number, wire, value in _iter_fields(payload):
+        if number == 1 and wire in (_LEN, _FIXED32):  # packed, or one unpacked float
+            if len(value) % 4:
+                raise ValueError(f"packed floats of {len(value)} bytes (not a multiple of 4)")
+            parts.append(np.frombuffer(value, "<f4"))
+    if not parts:
+        return np.empty(0, np.float32)
+    return np.concatenate(parts).astype(np.float32, copy=False)
+
+
+def _parse_bytes(payload):
+    values = [bytes(value) for number, wire, value in _iter_fields(payload)
+              if number == 1 and wire == _LEN]
+    array = np.empty(len(values), object)
+    array[:] = values
+    return array
+
+
+_LIST_PARSERS = {"bytes": _parse_bytes, "float": _parse_floats, "int64": _parse_int64s}
+
+
+def _parse_feature(payload):
+    """(kind, values) of a Feature; a Feature with no kind set gives (None, empty float32)."""
+    kind, values = None, np.empty(0, np.float32)
+    for number, wire, value in _iter_fields(payload):
+        if wire == _LEN and number in _KIND_OF_FIELD:
+            kind = _KIND_OF_FIELD[number]
+            values = _LIST_PARSERS[kind](value)
+    return kind, values
+
+
+def _parse_example(serialized):
+    """{key: (kind, values)} of a serialized Example, keys sorted."""
+    if not isinstance(serialized, (bytes, bytearray, memoryview)):
+        raise TypeError("expected a serialized tf.train.Example (bytes), "
+                        f"got {_describe(serialized)}")
+    features = {}
+    try:
+        for number, wire, features_msg in _iter_fields(memoryview(serialized)):
+            if (number, wire) != (1, _LEN):
+                continue
+            for entry_number, entry_wire, entry in _iter_fields(features_msg):
+                if (entry_number, entry_wire) != (1, _LEN):
+                    continue
+                parts = {n: v for n, w, v in _iter_fields(entry) if w == _LEN}
+                key = bytes(parts.get(1, b"")).decode()
+                features[key] = _parse_feature(parts.get(2, memoryview(b"")))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"not a serialized tf.train.Example: {e}") from e
+    return dict(sorted(features.items()))
+
+
+def example_to_dict(serialized):
+    """Parse a serialized tf.train.Example into ``{key: 1-D numpy array}``, keys sorted.
+
+    int64_list gives int64, float_list float32 and bytes_list an object array of
+    ``bytes`` (not a NUL-stripping ``S`` array). Raises ValueError on malformed input.
+    """
+    return {key: values for key, (_, values) in _parse_example(serialized).items()}
+
+
+# ------------------------------------------------------------------ schema inference
+
+class FeatureSpec(NamedTuple):
+    """A TensorFlow feature spec described without TensorFlow.
+
+    ``dtype`` is a TF dtype name ("int64", "float32", "string"); ``shape`` is a tuple
+    for ``tf.io.FixedLenFeature(shape, dtype)`` and None for ``tf.io.VarLenFeature(dtype)``.
+    """
+
+    dtype: str
+    shape: tuple | None
+
+    def to_tf(self):
+        """The ``tf.io`` feature object (imports TensorFlow)."""
+        from tf1compat._tf import tf
+        dtype = tf.as_dtype(self.dtype)
+        if self.shape is None:
+            return tf.io.VarLenFeature(dtype)
+        return tf.io.FixedLenFeature(list(self.shape), dtype)
+
+    def to_code(self):
+        """The Python source that builds this spec, e.g. ``tf.io.FixedLenFeature([], tf.int64)``."""
+        if self.shape is None:
+            return f"tf.io.VarLenFeature(tf.{self.dtype})"
+        return f"tf.io.FixedLenFeature({list(self.shape)}, tf.{self.dtype})"
+
+
+@dataclass
+class FeatureStats:
+    """What the sampled records hold under one key: the kinds seen (more than one is a
+    conflict), how many records have it, its value-count range and a first value."""
+
+    kinds: set
+    present: int
+    min_length: int
+    max_length: int
+    sample: np.ndarray
+
+    @classmethod
+    def of(cls, kind, values):
+        """Statistics of a single occurrence."""
+        return cls({kind} - {None}, 1, len(values), len(values), values)
+
+    def merge(self, other):
+        self.kinds |= other.kinds
+        self.present += other.present
+        self.min_length = min(self.min_length, other.min_length)
+        self.max_length = max(self.max_length, other.max_length)
+        if not len(self.sample):
+            self.sample = other.sample
+
+    def spec(self, key, records):
+        """FixedLenFeature when present in all ``records`` with one length, else VarLenFeature.
+
+        A constant length of 1 gives shape ``[]`` (a scalar), as slim's datasets declare it.
+        """
+        if len(self.kinds) > 1:
+            raise ValueError(f"feature {key!r} holds {' and '.join(sorted(self.kinds))} values in "
+                             "different records; no single feature spec fits")
+        dtype = _DTYPE_OF_KIND[next(iter(self.kinds), "float")]
+        if self.present < records or self.min_length != self.max_length:
+            return FeatureSpec(dtype, None)
+        return FeatureSpec(dtype, () if self.max_length == 1 else (self.max_length,))
+
+
+def _format_sample(values, max_items=3, max_bytes=16):
+    def item(v):
+        if isinstance(v, bytes):
+            return repr(v[:max_bytes]) + (f"... ({len(v)} bytes)" if len(v) > max_bytes else "")
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    shown = ", ".join(item(v) for v in values[:max_items].tolist())
+    more = f", ... ({len(values)} values)" if len(values) > max_items else ""
+    return f"[{shown}{more}]"
+
+
+def _format_table(rows):
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+                     for row in rows)
+
+
+@dataclass
+class Schema:
+    """Per-key statistics of sampled Example records, computed without TensorFlow.
+
+    ``records`` is the number of records sampled, ``features`` maps key to
+    :class:`FeatureStats`. Build one with :func:`infer_schema`.
+    """
+
+    records: int = 0
+    features: dict = field(default_factory=dict)
+
+    def add_example(self, serialized):
+        """Count one serialized Example in."""
+        self.records += 1
+        for key, (kind, values) in _parse_example(serialized).items():
+            self._add_stats(key, FeatureStats.of(kind, values))
+
+    def merge(self, other):
+        """Fold in another schema, e.g. another file's."""
+        self.records += other.records
+        for key, stats in other.features.items():
+            self._add_stats(key, replace(stats, kinds=set(stats.kinds)))
+
+    def _add_stats(self, key, stats):
+        if key in self.features:
+            self.features[key].merge(stats)
+        else:
+            self.features[key] = stats
+
+    def feature_specs(self):
+        """``{key: FeatureSpec}``, keys sorted; ValueError for a key with conflicting kinds."""
+        return {key: self.features[key].spec(key, self.records) for key in sorted(self.features)}
+
+    def keys_to_features(self):
+        """``{key: tf.io.FixedLenFeature | tf.io.VarLenFeature}`` (imports TensorFlow)."""
+        return {key: spec.to_tf() for key, spec in self.feature_specs().items()}
+
+    def to_code(self, name="keys_to_features"):
+        """Python source assigning the inferred specs to ``name``, ready to paste."""
+        lines = [f"    {key!r}: {spec.to_code()}," for key, spec in self.feature_specs().items()]
+        return "\n".join([f"{name} = {{", *lines, "}"])
+
+    def to_table(self):
+        """A text table: key, kind, value-count range (0 when a record lacks the key), sample."""
+        rows = [("key", "kind", "length", "sample")]
+        for key in sorted(self.features):
+            stats = self.features[key]
+            low = stats.min_length if stats.present == self.records else 0
+            length = str(low) if low == stats.max_length else f"{low}-{stats.max_length}"
+            kind = "|".join(sorted(stats.kinds)) or "-"
+            rows.append((key, kind, length, _format_sample(stats.sample)))
+        return _format_table(rows)
+
+
+def _iter_sample(paths_or_records, sample, compression):
+    """Yield (where, record): up to ``sample`` records of each path, and of the loose records."""
+    if isinstance(paths_or_records, (str, os.PathLike, bytes)):
+        paths_or_records = [paths_or_records]
+    loose = 0
+    for item in paths_or_records:
+        if isinstance(item, (str, os.PathLike)):
+            with iter_records(item, compression=compression) as records:
+                for i, record in enumerate(itertools.islice(records, sample)):
+                    yield f"{os.fspath(item)}: record {i}", record
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            if sample is not None and loose >= sample:
+                return
+            yield f"record {loose}", item
+            loose += 1
+        else:
+            raise TypeError(f"expected TFRecord paths or serialized records, got {_describe(item)}")
+
+
+def infer_schema(paths_or_records, sample=100, compression=None):
+    """Statistics of the first ``sample`` records of each TFRecord file (paths) or of
+    an iterable of serialized Examples; ``sample=None`` reads everything. TF-free."""
+    valid_int = isinstance(sample, int) and not isinstance(sample, bool) and sample >= 1
+    if sample is not None and not valid_int:
+        raise ValueError(f"sample must be a positive int or None, got {sample!r}")
+    schema = Schema()
+    for where, record in _iter_sample(paths_or_records, sample, compression):
+        try:
+            schema.add_example(record)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from e
+    return schema
+
+
+def infer_features(paths_or_records, sample=100, compression=None):
+    """``keys_to_features`` for ``tf.io.parse_single_example`` and slim's TFExampleDecoder.
+
+    A key present with the same number of values in every sampled record gets
+    ``tf.io.FixedLenFeature(shape, dtype)`` (shape ``[]`` for one value), any other
+    key ``tf.io.VarLenFeature(dtype)``. See :func:`infer_schema` for the arguments
+    and :meth:`Schema.to_code` for the same result as Python source.
+    """
+    return infer_schema(paths_or_records, sample, compression).keys_to_features()

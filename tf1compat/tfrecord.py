@@ -1,0 +1,502 @@
+"""TFRecord files in pure Python: CRC-checked reading, atomic writing, verifying, sharding.
+
+A TFRecord file is a sequence of records, each framed as (little-endian)::
+
+    uint64 length | uint32 masked_crc32c(length) | data | uint32 masked_crc32c(data)
+
+optionally with the whole file compressed as one GZIP or ZLIB stream. Our output is
+byte-identical to ``tf.io.TFRecordWriter``'s, compressed or not. This module never
+imports TensorFlow. The payload of each record is usually a serialized
+``tf.train.Example``; see :mod:`tf1compat.example`.
+
+Byte offsets in errors count bytes of the uncompressed record stream, which for
+plain files are file offsets.
+"""
+
+import collections
+import contextlib
+import io
+import itertools
+import multiprocessing
+import os
+import struct
+import sys
+import uuid
+import zlib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import google_crc32c
+from tqdm import tqdm
+
+from tf1compat.errors import CorruptRecordError
+
+COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
+ON_ERROR_CHOICES = ("raise", "skip")
+
+_WBITS = {"GZIP": zlib.MAX_WBITS | 16, "ZLIB": zlib.MAX_WBITS}
+_ZLIB_MEM_LEVEL = 9  # TensorFlow's ZlibCompressionOptions; needed for identical bytes
+_MASK_DELTA = 0xA282EAD8
+_LENGTH = struct.Struct("<Q")
+_CRC = struct.Struct("<I")
+_HEADER_SIZE = _LENGTH.size + _CRC.size
+_CHUNK = 1 << 20
+_ENCODE_BATCH = 64  # items per task sent to an encoding process
+
+
+def crc32c(data):
+    """CRC-32C (Castagnoli) of ``data``, computed by the C-accelerated google-crc32c."""
+    return google_crc32c.value(bytes(data))
+
+
+def masked_crc32c(data):
+    """The masked CRC-32C stored in TFRecord framing: rotate right by 15, add a constant."""
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def _compression_type(compression):
+    """Normalize a compression argument (None, "", "GZIP", "ZLIB"; any case) to its name."""
+    name = "" if compression is None else compression
+    if isinstance(name, str):
+        name = name.upper()
+    if name not in COMPRESSION_TYPES:
+        raise ValueError(f"unknown compression {compression!r}; valid choices: None, "
+                         f"{', '.join(repr(c) for c in COMPRESSION_TYPES)}")
+    return name
+
+
+def _header_is_valid(header):
+    return (len(header) == _HEADER_SIZE
+            and masked_crc32c(header[:_LENGTH.size]) == _CRC.unpack_from(header, _LENGTH.size)[0])
+
+
+def detect_compression(path):
+    """Guess how a TFRecord file is compressed from its first bytes: None, "GZIP" or "ZLIB".
+
+    A plain file starts with a header whose length CRC checks, so it wins over the
+    gzip/zlib magic numbers; a file matching nothing is reported as None, and reading
+    it then reports the damage.
+    """
+    with open(path, "rb") as f:
+        head = f.read(_HEADER_SIZE)
+    if not head or _header_is_valid(head):
+        return None
+    if head[:2] == b"\x1f\x8b":
+        return "GZIP"
+    if len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0:
+        return "ZLIB"
+    return None
+
+
+# ---------------------------------------------------------------------------- reading
+
+class _FrameError(Exception):
+    """A framing problem of the current record; ``recovery`` says how skip mode goes on:
+    "next" (framing intact), "resync" (length untrusted) or None (nothing more to read)."""
+
+    def __init__(self, reason, recovery=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.recovery = recovery
+
+
+class _Inflater(io.RawIOBase):
+    """A readable stream of the decompressed bytes of a GZIP or ZLIB file, read in chunks.
+
+    Concatenated streams (``cat a.gz b.gz``) read as one; damage raises _FrameError.
+    """
+
+    def __init__(self, raw, compression):
+        super().__init__()
+        self._raw = raw
+        self._compression = compression
+        self._inflate = zlib.decompressobj(_WBITS[compression])
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self._next_output(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def _next_output(self, size):
+        while True:
+            if self._inflate.unconsumed_tail:
+                data = self._inflate.unconsumed_tail
+            elif self._inflate.eof:
+                data = self._inflate.unused_data or self._raw.read(_CHUNK)
+                if not data:
+                    return b""
+                self._inflate = zlib.decompressobj(_WBITS[self._compression])
+            else:
+                data = self._raw.read(_CHUNK)
+                if not data:
+                    raise _FrameError(f"{self._compression} stream ends before its end marker")
+            try:
+                output = self._inflate.decompress(data, size)
+            except zlib.error as e:
+                raise _FrameError(f"corrupt {self._compression} stream ({e})") from e
+            if output:
+                return output
+
+
+class _Cursor:
+    """Reads a stream front to back, counting the bytes consumed and allowing pushback.
+
+    ``size`` (when known) caps reads, so a damaged huge length never allocates memory
+    beyond the end of the file.
+    """
+
+    def __init__(self, stream, size=None):
+        self._stream = stream
+        self._limit = (1 << 66) if size is None else size  # above any uint64 length + CRC
+        self._pushback = b""
+        self._pushback_pos = 0
+        self.offset = 0
+
+    def read(self, n):
+        """Up to ``n`` bytes; fewer only at the end of the stream."""
+        n = min(n, self._limit - self.offset)
+        data = self._read_pushback(n) if self._pushback else self._read_stream(n)
+        self.offset += len(data)
+        return data
+
+    def unread(self, data):
+        self._pushback = bytes(data) + self._pushback[self._pushback_pos:]
+        self._pushback_pos = 0
+        self.offset -= len(data)
+
+    def _read_pushback(self, n):
+        head = self._pushback[self._pushback_pos:self._pushback_pos + n]
+        self._pushback_pos += len(head)
+        if self._pushback_pos == len(self._pushback):
+            self._pushback, self._pushback_pos = b"", 0
+        return head + self._read_stream(n - len(head)) if len(head) < n else head
+
+    def _read_stream(self, n):
+        if n <= _CHUNK:
+            return self._stream.read(n)
+        parts = []
+        while n > 0:
+            part = self._stream.read(min(n, _CHUNK))
+            if not part:
+                break
+            parts.append(part)
+            n -= len(part)
+        return b"".join(parts)
+
+
+def _mismatch(region, stored, computed):
+    return f"{region} CRC mismatch (stored 0x{stored:08x}, computed 0x{computed:08x})"
+
+
+def _read_frame(cursor, header, verify):
+    """The data of the record whose first bytes are ``header``; raises _FrameError."""
+    if len(header) < _HEADER_SIZE:
+        raise _FrameError(f"truncated length ({len(header)} of {_HEADER_SIZE} header bytes)")
+    (length,), (stored,) = _LENGTH.unpack_from(header), _CRC.unpack_from(header, _LENGTH.size)
+    if verify:
+        computed = masked_crc32c(header[:_LENGTH.size])
+        if stored != computed:
+            raise _FrameError(_mismatch("length", stored, computed), "resync")
+    data = cursor.read(length)
+    footer = cursor.read(_CRC.size)
+    if len(data) + len(footer) < length + _CRC.size:
+        raise _FrameError(f"truncated data ({len(data) + len(footer)} of {length + _CRC.size} "
+                          "bytes of data and data CRC)")
+    if verify:
+        (stored,), computed = _CRC.unpack(footer), masked_crc32c(data)
+        if stored != computed:
+            raise _FrameError(_mismatch("data", stored, computed), "next")
+    return data
+
+
+def _resync(cursor, window):
+    """Move ``cursor`` to the next header whose length CRC checks (after ``window``,
+    bytes already consumed), or to the end of the stream."""
+    while True:
+        for start in range(len(window) - _HEADER_SIZE + 1):
+            if _header_is_valid(window[start:start + _HEADER_SIZE]):
+                cursor.unread(window[start:])
+                return
+        more = cursor.read(_CHUNK)
+        if not more:
+            return
+        window = window[-(_HEADER_SIZE - 1):] + more
+
+
+@contextlib.contextmanager
+def _open_record_stream(path, compression):
+    """Yield a _Cursor over the uncompressed record stream of ``path``."""
+    with open(path, "rb", buffering=_CHUNK) as raw:
+        if not compression:
+            yield _Cursor(raw, os.fstat(raw.fileno()).st_size)
+        else:
+            with io.BufferedReader(_Inflater(raw, compression), _CHUNK) as stream:
+                yield _Cursor(stream)
+
+
+class RecordIterator:
+    """Iterator over the records of one TFRecord file; ``iter_records`` makes it.
+
+    Yields each record's data as an independent ``bytes`` object. Attributes:
+    ``path``; ``count``, records yielded so far; ``skipped``, one
+    :class:`~tf1compat.errors.CorruptRecordError` per bad record passed over in
+    ``on_error="skip"`` mode, in file order. Closing it (or leaving its ``with``
+    block) closes the file.
+    """
+
+    def __init__(self, path, verify=True, compression=None, on_error="raise"):
+        if on_error not in ON_ERROR_CHOICES:
+            raise ValueError(f"unknown on_error {on_error!r}; "
+                             f"valid choices: {list(ON_ERROR_CHOICES)}")
+        self.path = os.fspath(path)
+        self.count = 0
+        self.skipped = []
+        self._records = self._iter_records(verify, _compression_type(compression), on_error)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        record = next(self._records)
+        self.count += 1
+        return record
+
+    def close(self):
+        self._records.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def _iter_records(self, verify, compression, on_error):
+        with _open_record_stream(self.path, compression) as cursor:
+            window = None  # bytes to search for the next valid header after a bad length
+            for index in itertools.count():
+                start = cursor.offset
+                try:
+                    if window is not None:
+                        _resync(cursor, window)
+                        start, window = cursor.offset, None
+                    header = cursor.read(_HEADER_SIZE)
+                    if not header:
+                        return
+                    data = _read_frame(cursor, header, verify)
+                except _FrameError as e:
+                    error = CorruptRecordError(self.path, index, start, e.reason)
+                    if on_error == "raise":
+                        raise error from None
+                    self.skipped.append(error)
+                    if e.recovery is None:
+                        return
+                    if e.recovery == "resync":
+                        window = header[1:]
+                    continue
+                yield data
+
+
+def iter_records(path, verify=True, compression=None, on_error="raise"):
+    """Iterate over the records of a TFRecord file, as ``tf.data.TFRecordDataset`` does.
+
+    ``verify`` checks both CRCs of every record. ``compression`` is None, "GZIP" or
+    "ZLIB" (TensorFlow's ``compression_type``). A damaged record raises
+    :class:`~tf1compat.errors.CorruptRecordError`; with ``on_error="skip"`` it is
+    recorded in the iterator's ``skipped`` list instead and reading goes on: after a
+    data CRC mismatch at the next record, after a length CRC mismatch at the next
+    header whose CRC checks (record indices after that count the records found);
+    truncation ends the file. Returns a :class:`RecordIterator`.
+    """
+    return RecordIterator(path, verify=verify, compression=compression, on_error=on_error)
+
+
+def count_records(path, compression=None, verify=True):
+    """Number of records in a TFRecord file (reads it all; raises on damage)."""
+    with iter_records(path, verify=verify, compression=compression) as records:
+        for _ in records:
+            pass
+        return records.count
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Result of :func:`verify`: ``records`` intact records, ``size_bytes`` on disk,
+    ``errors`` one CorruptRecordError per bad record (empty when the file is sound)."""
+
+    path: str
+    records: int
+    size_bytes: int
+    errors: list
+
+    @property
+    def ok(self):
+        return not self.errors
+
+    def __str__(self):
+        status = "ok" if self.ok else f"{len(self.errors)} corrupt"
+        return f"{self.path}: {self.records} records, {self.size_bytes:,} bytes, {status}"
+
+
+def verify(path, compression=None):
+    """Check every CRC of a TFRecord file, continuing past damage; returns a VerifyReport."""
+    with iter_records(path, compression=compression, on_error="skip") as records:
+        for _ in records:
+            pass
+    return VerifyReport(records.path, records.count, os.path.getsize(path), records.skipped)
+
+
+# ---------------------------------------------------------------------------- writing
+
+class TFRecordWriter:
+    """Writes records to ``path`` atomically, byte-identical to ``tf.io.TFRecordWriter``.
+
+    Records go to a hidden temporary file in the same directory, renamed onto ``path``
+    by :meth:`close`; an exception inside the ``with`` block (or :meth:`abort`)
+    deletes it, so ``path`` only ever holds a complete file (a writer neither closed
+    nor aborted leaves its temporary file behind). ``compression`` is None, "GZIP" or
+    "ZLIB". ``count`` is the number of records written.
+    """
+
+    def __init__(self, path, compression=None):
+        compression = _compression_type(compression)
+        self.path = os.fspath(path)
+        directory, name = os.path.split(os.path.abspath(self.path))
+        self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
+        self._file = open(self._tmp_path, "xb", buffering=_CHUNK)
+        self._compressor = (zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED,
+                                             _WBITS[compression], _ZLIB_MEM_LEVEL)
+                            if compression else None)
+        self.count = 0
+
+    def write(self, record):
+        """Append one record (bytes-like)."""
+        if self._file.closed:
+            raise ValueError(f"{self.path}: writer is closed")
+        if not isinstance(record, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{self.path}: record {self.count} is {type(record).__name__}; "
+                            "expected bytes (encode it first, e.g. with "
+                            "tf1compat.example.make_example)")
+        record = bytes(record)
+        length = _LENGTH.pack(len(record))
+        crcs = _CRC.pack(masked_crc32c(length)), _CRC.pack(masked_crc32c(record))
+        for part in (length, crcs[0], record, crcs[1]):
+            self._file.write(self._compressor.compress(part) if self._compressor else part)
+        self.count += 1
+
+    def close(self):
+        """Finish the file and move it to its final name."""
+        if self._file.closed:
+            return
+        try:
+            if self._compressor:
+                self._file.write(self._compressor.flush())
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(self._tmp_path, self.path)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self):
+        """Discard everything written; ``path`` is left untouched."""
+        self._file.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self._tmp_path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_records(path, records, compression=None):
+    """Write an iterable of bytes records to ``path`` atomically; returns how many."""
+    with TFRecordWriter(path, compression) as writer:
+        for record in records:
+            writer.write(record)
+    return writer.count
+
+
+def shard_paths(output_pattern, num_shards):
+    """File names of a sharded output: ``out/train.tfrecord`` (or ``out/train``) with 8
+    shards gives ``out/train-00000-of-00008.tfrecord`` ... ``out/train-00007-of-00008.tfrecord``."""
+    if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
+        raise ValueError(f"num_shards must be a positive int, got {num_shards!r}")
+    base = os.fspath(output_pattern).removesuffix(".tfrecord")
+    return [f"{base}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+
+
+def _encode_batch(encode, items):
+    """Run in an encoding process: encode a batch of items."""
+    return [encode(item) for item in items]
+
+
+def _iter_batches(items, size):
+    items = iter(items)
+    while batch := list(itertools.islice(items, size)):
+        yield batch
+
+
+def _iter_encoded(items, encode, workers):
+    """``encode(item)`` for each item in order, using ``workers`` spawned processes.
+
+    At most two batches per worker are in flight, so memory stays bounded for long
+    iterables; pending work is cancelled when the consumer stops early.
+    """
+    if encode is None:
+        yield from items
+        return
+    if workers <= 1:
+        yield from map(encode, items)
+        return
+    # spawn, never fork: the caller may have TensorFlow (and its threads) loaded.
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        pending = collections.deque()
+        for batch in _iter_batches(items, _ENCODE_BATCH):
+            pending.append(executor.submit(_encode_batch, encode, batch))
+            if len(pending) >= 2 * workers:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, compression=None):
+    """Write items into ``num_shards`` TFRecord files; returns their paths (see shard_paths).
+
+    Item ``i`` goes to shard ``i % num_shards``. ``encode`` turns an item into record
+    bytes (e.g. :func:`tf1compat.example.make_example`); it runs in ``workers``
+    processes (default: one per CPU; 0 or 1: in this process) and so must be
+    picklable, i.e. a module-level function (processes are spawned, so a calling
+    script needs the usual ``if __name__ == "__main__":`` guard). Without ``encode``
+    items must already be bytes and are written in this process. All shards are
+    written atomically: if anything fails or the run is interrupted, no shard appears
+    under its final name. Shows a progress bar on a terminal.
+    """
+    paths = shard_paths(output_pattern, num_shards)
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be a non-negative int or None, got {workers!r}")
+    if encode is not None and not callable(encode):
+        raise TypeError(f"encode must be callable, got {type(encode).__name__}")
+    total = len(items) if hasattr(items, "__len__") else None
+    records = _iter_encoded(items, encode, workers)
+    with contextlib.ExitStack() as stack:
+        writers = [stack.enter_context(TFRecordWriter(path, compression)) for path in paths]
+        progress = tqdm(records, total=total, unit="rec", disable=None, file=sys.stderr,
+                        desc=os.path.basename(paths[0]).replace("-00000-", "-*-"))
+        with contextlib.closing(records), progress:
+            for i, record in enumerate(progress):
+                writers[i % num_shards].write(record)
+    return paths
