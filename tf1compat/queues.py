@@ -23,7 +23,7 @@ __all__ = [
     "legacy_graph", "string_input_producer", "slice_input_producer", "input_producer",
     "TFRecordReader", "FixedLengthRecordReader", "WholeFileReader", "TextLineReader",
     "batch", "shuffle_batch", "batch_join", "shuffle_batch_join", "prefetch_queue",
-    "shard_files", "queue_files",
+    "shard_files", "queue_files", "resolve_files",
 ]
 
 _GLOB_CHARACTERS = frozenset("*?[")
@@ -82,8 +82,12 @@ def _is_python_file_list(value):
         isinstance(v, (str, bytes, os.PathLike)) for v in value)
 
 
-def _resolve_files(api, argument, names):
-    """Expand patterns and check that every named file exists; returns a list."""
+def resolve_files(api, argument, names):
+    """Expand glob patterns in ``names`` and check every file exists; returns a list.
+
+    ``api`` and ``argument`` name the caller in the PipelineConfigError raised
+    for an empty list, a pattern matching nothing, a missing file or a directory.
+    """
     if isinstance(names, (str, bytes, os.PathLike)):
         names = [names]
     if not names:
@@ -130,7 +134,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     _check_positive_int(api, "capacity", capacity)
     files = None
     if _is_python_file_list(string_tensor):
-        files = _resolve_files(api, "string_tensor", string_tensor)
+        files = resolve_files(api, "string_tensor", string_tensor)
         string_tensor = files
     queue = v1.train.string_input_producer(
         string_tensor, num_epochs=num_epochs, shuffle=shuffle, seed=seed,
@@ -439,7 +443,7 @@ def shard_files(files, num_workers, worker_index):
             f"{api}: worker_index={worker_index!r} is out of range for "
             f"num_workers={num_workers}; valid: 0..{num_workers - 1}",
             argument="worker_index", expected=f"an integer in [0, {num_workers})")
-    resolved = sorted(set(_resolve_files(api, "files", files)))
+    resolved = sorted(set(resolve_files(api, "files", files)))
     if len(resolved) < num_workers:
         raise PipelineConfigError(
             f"{api}: {len(resolved)} file(s) cannot be shared by {num_workers} workers; "

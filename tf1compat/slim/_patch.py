@@ -1,0 +1,95 @@
+"""``patch_tf_slim()``: the installed tf-slim's data API, working on current TensorFlow.
+
+What breaks on TF >= 2.13: ``tf_slim.data.tfexample_decoder`` calls
+``control_flow_ops.case`` / ``.cond`` (``Image``, ``BackupHandler``) and
+``array_ops.stack`` (``Tensor`` with ``shape_keys``, ``SparseTensor``) on private
+``tensorflow.python`` modules that no longer define them. Every
+``DatasetDataProvider`` test fails for the same reason: its datasets decode
+images with ``Image``.
+
+The fix restores the three names on the module objects tf-slim holds (reached
+through tf-slim's own globals, so tf1compat imports nothing private), bound to
+the public ``tf.compat.v1.case``, ``tf.compat.v1.cond`` and ``tf.stack`` -- the
+very function objects TensorFlow moved. Chosen over subclassing the handlers
+or giving tf-slim stand-in modules because it is three assignments instead of
+copies of tf-slim's methods, it repairs handler instances and user subclasses
+that already exist, and it also repairs legacy callbacks that call
+``control_flow_ops.case`` themselves (tf-slim's own ``ItemHandlerCallback``
+test does). Names are only added, never replaced, so on an already-fixed or
+newer tf-slim / TensorFlow nothing changes. No file in site-packages is edited.
+
+tf1compat's additions are applied once each, to tf-slim's modules only:
+
+* ``Image(dtype=tf.uint16)`` decodes 16-bit PNGs at full depth (tf-slim <= 1.1.0
+  reads them at 8 bits);
+* clear errors: unknown items (provider and decoders) raise
+  :class:`~tf1compat.errors.UnknownItemError`; data sources matching no file
+  raise :class:`~tf1compat.errors.PipelineConfigError` when the provider is
+  built; a missing ``keys_to_features`` key fails naming the key, file and
+  byte offset of the record;
+* ``parallel_read`` queues its files with :func:`tf1compat.string_input_producer`,
+  so :class:`~tf1compat.SessionIterator` can name the file a reader failed on.
+"""
+
+import importlib.metadata
+import re
+
+from tf1compat import queues
+from tf1compat._tf import tf, v1
+from tf1compat.slim import _checks, _image, _records
+from tf1compat.slim._namespace import (
+    rebind_namespace, replace_attribute, restore_missing, wrap_method)
+
+_LAST_RELEASE_WITH_8_BIT_PNG = (1, 1, 0)
+
+
+def _reads_png16_at_8_bits():
+    """True for tf-slim releases whose ``Image`` handler truncates 16-bit PNGs."""
+    numbers = re.findall(r"\d+", importlib.metadata.version("tf-slim"))[:3]
+    return tuple(int(n) for n in numbers) <= _LAST_RELEASE_WITH_8_BIT_PNG
+
+
+def _short_name(owner):
+    """``tfexample_decoder`` for a tf-slim module, ``Image`` for a class."""
+    return getattr(owner, "__qualname__", owner.__name__.rpartition(".")[2])
+
+
+def patch_tf_slim():
+    """Fix ``tf_slim.data`` in place (idempotent); returns the names changed.
+
+    After it, an unmodified ``import tf_slim as slim`` script runs on current
+    TensorFlow. A second call changes nothing and returns ``[]``.
+    """
+    from tf_slim.data import data_provider, parallel_reader, tfexample_decoder
+
+    namespaces = [
+        (restore_missing, tfexample_decoder, "control_flow_ops",
+         {"case": v1.case, "cond": v1.cond}),
+        (restore_missing, tfexample_decoder, "array_ops", {"stack": tf.stack}),
+        (rebind_namespace, tfexample_decoder, "parsing_ops",
+         {"parse_single_example": _records.parse_single_example}),
+        (rebind_namespace, parallel_reader, "tf_input",
+         {"string_input_producer": queues.string_input_producer}),
+    ]
+    attributes = [
+        (parallel_reader, "get_data_files", _checks.get_data_files),
+        (data_provider.DataProvider, "_validate_items", _checks.validate_provider_items),
+    ]
+    methods = [
+        (tfexample_decoder.TFExampleDecoder, "decode", _checks.decode_checking_items),
+        (tfexample_decoder.TFSequenceExampleDecoder, "decode", _checks.decode_checking_items),
+    ]
+    if _reads_png16_at_8_bits():
+        methods.append((tfexample_decoder.Image, "_decode", _image.decode_with_png16))
+
+    changed = []
+    for rebind, module, attribute, replacements in namespaces:
+        changed += [f"{_short_name(module)}.{attribute}.{name}"
+                    for name in rebind(module, attribute, replacements)]
+    for owner, name, value in attributes:
+        if replace_attribute(owner, name, value):
+            changed.append(f"{_short_name(owner)}.{name}")
+    for cls, name, make_wrapper in methods:
+        if wrap_method(cls, name, make_wrapper):
+            changed.append(f"{_short_name(cls)}.{name}")
+    return changed
