@@ -144,7 +144,37 @@ def _run_verify(args):
     return 1 if bad else 0
 
 
-_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify]
+def _add_convert_cifar10(subparsers):
+    p = subparsers.add_parser(
+        "convert-cifar10", help="convert CIFAR-10/100 binary batches to slim's TFRecords "
+                                "(cifar10_train.tfrecord, cifar10_test.tfrecord, labels.txt)")
+    p.add_argument("source", metavar="SOURCE",
+                   help="the extracted cifar-10-batches-bin folder (or its parent) or the .tar.gz")
+    p.add_argument("output_dir", metavar="OUTPUT_DIR", help="where to write (created if missing)")
+    p.add_argument("--format", dest="image_format", choices=("png", "raw"), default="png",
+                   help="image/encoded as PNG (slim's layout, default) or raw HWC bytes")
+    p.add_argument("--shards", type=int, default=1,
+                   help="files per split: cifar10_train-00000-of-0000N.tfrecord (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="encoding processes (default: all cores)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="convert even when valid outputs already exist")
+    p.set_defaults(handler=_run_convert_cifar10)
+
+
+def _run_convert_cifar10(args):
+    from tf1compat import cifar10
+    from tf1compat.errors import Tf1CompatError
+    try:
+        cifar10.convert(args.source, args.output_dir, image_format=args.image_format,
+                        num_shards=args.shards, workers=args.workers, overwrite=args.overwrite)
+    except (Tf1CompatError, OSError) as e:
+        print(f"tf1compat convert-cifar10: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify, _add_convert_cifar10]
 
 
 def build_parser():
