@@ -43,10 +43,10 @@ _LAZY_NAMES = {
     "SessionIterator": "session",
     "patch_tf_slim": "slim",
     "to_tf_data": "tfdata",
-    "compare": "compare",
-    "ComparisonReport": "compare",
+    "compare": "comparison",
+    "ComparisonReport": "comparison",
 }
-_SUBMODULES = ("cifar10", "compare", "errors", "example", "queues", "session",
+_SUBMODULES = ("cifar10", "comparison", "errors", "example", "queues", "session",
                "slim", "testing", "tfdata", "tfrecord")
 
 __all__ = sorted([

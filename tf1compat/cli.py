@@ -144,6 +144,37 @@ def _run_verify(args):
     return 1 if bad else 0
 
 
+def _add_compare(subparsers):
+    p = subparsers.add_parser(
+        "compare", help="compare a slim split's queue pipeline with its tf.data version, "
+                        "example by example (exit 1 when they differ)")
+    p.add_argument("--dataset", required=True, metavar="MODULE:FUNCTION",
+                   help="a slim get_split-style factory f(split_name, dataset_dir)")
+    p.add_argument("--split", default="train", help="split name passed to the factory")
+    p.add_argument("--dataset-dir", default=None, help="dataset_dir passed to the factory")
+    p.add_argument("--items", default=None,
+                   help="comma-separated items to compare (default: all the decoder's)")
+    p.add_argument("--unordered", action="store_true",
+                   help="shuffle both pipelines and compare them as multisets")
+    p.add_argument("--num-readers", type=int, default=1,
+                   help="readers on the queue side, parallel reads on the tf.data side")
+    p.set_defaults(handler=_run_compare)
+
+
+def _run_compare(args):
+    from tf1compat.comparison import compare_split
+    from tf1compat.errors import PipelineConfigError, UnknownItemError
+    items = args.items.split(",") if args.items else None
+    try:
+        report = compare_split(args.dataset, args.split, args.dataset_dir, items,
+                               ordered=not args.unordered, num_readers=args.num_readers)
+    except (PipelineConfigError, UnknownItemError) as e:
+        print(f"tf1compat compare: error: {e}", file=sys.stderr)
+        return 2
+    print(report)
+    return 0 if report.equal else 1
+
+
 def _add_convert_cifar10(subparsers):
     p = subparsers.add_parser(
         "convert-cifar10", help="convert CIFAR-10/100 binary batches to slim's TFRecords "
@@ -174,7 +205,7 @@ def _run_convert_cifar10(args):
     return 0
 
 
-_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify, _add_convert_cifar10]
+_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify, _add_compare, _add_convert_cifar10]
 
 
 def build_parser():

@@ -1,9 +1,17 @@
-"""``tf1compat demo``: a classic TF1 queue pipeline, run and checked on TF2.
+"""``tf1compat demo``: the main job, end to end, on an embedded synthetic CIFAR-10.
 
-Writes a small seeded TFRecord set, reads it the TF1 way
-(``string_input_producer`` -> ``TFRecordReader`` -> ``parse_single_example`` ->
-``shuffle_batch``) through :class:`~tf1compat.SessionIterator`, and checks that
-every record arrived exactly once.
+1. A classic TF1 queue pipeline (``string_input_producer`` -> ``TFRecordReader``
+   -> ``parse_single_example`` -> ``shuffle_batch``) through
+   :class:`~tf1compat.SessionIterator` delivers every record exactly once.
+2. A seeded synthetic CIFAR-10 (or the real one, ``--cifar PATH``) is converted
+   to slim's TFRecords with :func:`tf1compat.cifar10.convert`.
+3. Its train split is read the TF1 slim way (``get_split`` ->
+   ``DatasetDataProvider`` -> ``tf.train.batch`` -> ``SessionIterator``) and the
+   tf.data way (:func:`tf1compat.to_tf_data` -> ``batch``); both are timed.
+4. :func:`tf1compat.compare` checks them example by example: in order with one
+   reader and no shuffling, and as multisets with four readers, shuffled.
+
+The verdict passes only when every step does.
 """
 
 import collections
@@ -16,6 +24,10 @@ import numpy as np
 NUM_FILES = 4
 RECORDS_PER_FILE = 250
 BATCH_SIZE = 32
+NUM_TRAIN = 2000               # synthetic CIFAR-10 sizes: well under a minute on 2 cores
+NUM_TEST = 200
+NUM_SHARDS = 4
+NUM_READERS = 4                # for the shuffled comparison
 
 
 def write_dataset(directory, seed):
@@ -59,24 +71,136 @@ def read_legacy(paths, seed):
         return ids, time.perf_counter() - start
 
 
-def run(workdir=None, seed=0):
-    """Run the demo; returns 0 when every record arrived exactly once."""
+def check_exactly_once(directory, seed):
+    """Step 1: the classic queue pipeline delivers each record once; True if so."""
+    paths = write_dataset(directory, seed)
+    total = NUM_FILES * RECORDS_PER_FILE
+    ids, seconds = read_legacy(paths, seed)
+    counts = collections.Counter(ids)
+    missing = sorted(set(range(total)) - set(counts))
+    repeated = sorted(i for i, n in counts.items() if n > 1)
+    print(f"[1/4] queue pipeline: {len(ids)} of {total} records in {NUM_FILES} TFRecord files "
+          f"through string_input_producer -> TFRecordReader -> shuffle_batch -> "
+          f"SessionIterator ({len(ids) / seconds:,.0f} records/s)")
+    if missing or repeated:
+        print(f"      FAIL: {len(missing)} records missing (first: {missing[:5]}), "
+              f"{len(repeated)} repeated (first: {repeated[:5]})")
+        return False
+    print(f"      each of the {total} records arrived exactly once, shuffled")
+    return True
+
+
+def prepare_cifar(directory, seed, cifar=None):
+    """Step 2: convert ``cifar`` (or a fresh synthetic CIFAR-10) to slim TFRecords;
+    returns the dataset directory."""
+    from tf1compat import cifar10
+
+    source = cifar
+    if source is None:
+        source = cifar10.make_synthetic(os.path.join(directory, "cifar-source"),
+                                        NUM_TRAIN, NUM_TEST, seed=seed)
+    dataset_dir = os.path.join(directory, "cifar10-tfrecords")
+    summary = cifar10.convert(source, dataset_dir, num_shards=NUM_SHARDS, quiet=True)
+    kind = "real" if cifar else "synthetic"
+    counts = ", ".join(f"{split} {n}" for split, n in summary.counts.items())
+    print(f"[2/4] {kind} CIFAR-10 ({counts} images) -> slim TFRecords, {NUM_SHARDS} shards "
+          f"per split, in {summary.seconds:.1f} s")
+    return dataset_dir
+
+
+def build_legacy_batches(dataset_dir, *, shuffle, num_readers, seed):
+    """The TF1 slim input of the train split: DatasetDataProvider -> batch (or
+    shuffle_batch), one epoch, final partial batch kept. Call in legacy_graph()."""
+    import tf1compat as tc
+    from tf1compat import cifar10, slim
+
+    provider = slim.dataset_data_provider.DatasetDataProvider(
+        cifar10.get_split("train", dataset_dir), num_readers=num_readers, shuffle=shuffle,
+        num_epochs=1, seed=seed)
+    image, label = provider.get(["image", "label"])
+    example = {"image": image, "label": label}
+    if shuffle:
+        return tc.shuffle_batch(example, BATCH_SIZE, capacity=20 * BATCH_SIZE,
+                                min_after_dequeue=10 * BATCH_SIZE, seed=seed,
+                                allow_smaller_final_batch=True)
+    return tc.batch(example, BATCH_SIZE, allow_smaller_final_batch=True)
+
+
+def build_tf_data_batches(dataset_dir, *, shuffle, num_readers, seed):
+    """The same input as tf.data: to_tf_data(get_split(...)) -> batch."""
+    import tf1compat as tc
+    from tf1compat import cifar10
+
+    dataset = tc.to_tf_data(cifar10.get_split("train", dataset_dir), shuffle=shuffle,
+                            seed=seed, num_parallel_reads=num_readers)
+    return dataset.batch(BATCH_SIZE).prefetch(2)
+
+
+def _examples_per_second(batches):
+    """Read every batch; returns (examples, examples per second)."""
+    start = time.perf_counter()
+    count = sum(len(batch["label"]) for batch in batches)
+    return count, count / (time.perf_counter() - start)
+
+
+def measure_throughput(dataset_dir, seed):
+    """Step 3: read the train split both ways, one reader, no shuffling."""
+    import tf1compat as tc
+
+    spec = {"shuffle": False, "num_readers": 1, "seed": seed}
+    with tc.legacy_graph(seed=seed):
+        legacy = build_legacy_batches(dataset_dir, **spec)
+    with tc.SessionIterator(legacy) as iterator:
+        legacy_count, legacy_rate = _examples_per_second(iterator)
+    reference = build_tf_data_batches(dataset_dir, **spec).as_numpy_iterator()
+    tf_data_count, tf_data_rate = _examples_per_second(reference)
+    print(f"[3/4] train split, batches of {BATCH_SIZE} (start-up included):\n"
+          f"      TF1 slim  get_split -> DatasetDataProvider -> batch -> SessionIterator: "
+          f"{legacy_count} examples, {legacy_rate:,.0f} examples/s\n"
+          f"      tf.data   to_tf_data(get_split) -> batch:                                "
+          f"{tf_data_count} examples, {tf_data_rate:,.0f} examples/s")
+
+
+def compare_both_ways(dataset_dir, seed):
+    """Step 4: compare in order (1 reader, no shuffle) and as multisets (4 readers,
+    shuffled); returns the two reports."""
+    import tf1compat as tc
+
+    reports = []
+    for ordered, num_readers in ((True, 1), (False, NUM_READERS)):
+        spec = {"shuffle": not ordered, "num_readers": num_readers, "seed": seed}
+        reference = build_tf_data_batches(dataset_dir, **spec)
+        with tc.legacy_graph(seed=seed):
+            legacy = build_legacy_batches(dataset_dir, **spec)
+        reports.append(tc.compare(legacy, reference, ordered=ordered, reference_batched=True))
+    print("[4/4] compare, example by example:")
+    for report, how in zip(reports, ("in order, 1 reader, no shuffling",
+                                     f"as multisets, {NUM_READERS} readers, shuffled")):
+        verdict = "EQUAL" if report.equal else "DIFFER"
+        print(f"      {how:<40} {verdict}: legacy {report.legacy_count}, "
+              f"tf.data {report.reference_count} examples")
+    return reports
+
+
+def run(workdir=None, seed=0, cifar=None):
+    """Run the demo; returns 0 when every step passes, 1 otherwise.
+
+    ``cifar`` is the real CIFAR-10 binary (folder or .tar.gz) to use instead of
+    the synthetic one; data goes to ``workdir`` (default: a temporary directory).
+    """
     with tempfile.TemporaryDirectory(prefix="tf1compat-demo-") as tmp:
         directory = workdir or tmp
         os.makedirs(directory, exist_ok=True)
-        paths = write_dataset(directory, seed)
-        total = NUM_FILES * RECORDS_PER_FILE
-        print(f"wrote {total} records in {NUM_FILES} TFRecord files under {directory}")
-        ids, seconds = read_legacy(paths, seed)
-        counts = collections.Counter(ids)
-        missing = sorted(set(range(total)) - set(counts))
-        repeated = sorted(i for i, n in counts.items() if n > 1)
-        print(f"read {len(ids)} records in {-(-len(ids) // BATCH_SIZE)} batches through "
-              f"string_input_producer -> TFRecordReader -> shuffle_batch -> SessionIterator "
-              f"({len(ids) / seconds:,.0f} records/s)")
-        if missing or repeated:
-            print(f"FAIL: {len(missing)} records missing (first: {missing[:5]}), "
-                  f"{len(repeated)} repeated (first: {repeated[:5]})")
-            return 1
-        print(f"PASS: each of the {total} records arrived exactly once, shuffled")
-        return 0
+        exactly_once = check_exactly_once(directory, seed)
+        dataset_dir = prepare_cifar(directory, seed, cifar)
+        measure_throughput(dataset_dir, seed)
+        reports = compare_both_ways(dataset_dir, seed)
+        for report in reports:
+            if not report.equal:
+                print(report)
+        if exactly_once and all(reports):
+            print("PASS: the TF1 queue pipeline and its tf.data replacement feed the "
+                  "same examples")
+            return 0
+        print("FAIL: see above")
+        return 1

@@ -1,0 +1,385 @@
+"""Example-by-example comparison of a legacy queue pipeline with a reference one.
+
+:func:`compare` unbatches both sides into single examples (see
+:mod:`tf1compat.example_stream`), so batch sizes and remainder handling do not
+matter, then checks them pairwise (``ordered=True``) or as multisets of content
+fingerprints (``ordered=False``, for shuffled pipelines), and returns a
+:class:`~tf1compat.comparison_report.ComparisonReport`.
+
+Memory stays bounded by the stream, not the data: each example is reduced to a
+64-bit fingerprint (8 bytes kept per example, for the missing/duplicated
+analysis); ordered mode compares the pairs on the fly, unordered mode keeps
+only the examples not yet matched by the other side (their data up to
+``_MAX_PENDING_BYTES``). :func:`tf1compat.testing.assert_pipelines_equal` turns a
+failed comparison into a :class:`~tf1compat.errors.PipelineMismatchError`.
+"""
+
+import array
+import importlib
+import itertools
+
+import numpy as np
+
+from tf1compat.comparison_report import (
+    MAX_SHAPES, SHOWN_VALUES, SIDES, ComparisonReport, ExampleDiff, ItemSummary, Mismatch)
+from tf1compat.errors import PipelineConfigError
+from tf1compat.example_stream import dtype_name, fingerprint, item_digest, iter_examples, opened
+
+__all__ = ["compare", "compare_split", "ComparisonReport"]
+
+_MAX_PENDING_BYTES = 256 << 20     # unordered mode: data kept of unmatched examples
+_MAX_CANDIDATES = 1000             # unmatched examples searched for the closest one
+
+
+# ------------------------------------------------------------ pairwise diff
+
+def _differing_elements(left, right, rtol, atol):
+    """Boolean mask of the elements of two same-shaped arrays that differ."""
+    numeric = left.dtype.kind in "iufc" and right.dtype.kind in "iufc"
+    if numeric and (rtol or atol):
+        return ~np.isclose(left, right, rtol=rtol, atol=atol, equal_nan=True)
+    different = np.asarray(left != right)
+    if numeric and left.dtype.kind in "fc" and right.dtype.kind in "fc":
+        different &= ~(np.isnan(left) & np.isnan(right))
+    return different
+
+
+def _abs_diff(left, right):
+    if left.dtype.kind in "iuf" and right.dtype.kind in "iuf":
+        return np.abs(left.astype(np.float64) - right.astype(np.float64))
+    return None
+
+
+def _batched_hint(left_shape, right_shape):
+    if left_shape[1:] == right_shape:
+        return "; the legacy side looks batched: pass legacy_batched=True"
+    if right_shape[1:] == left_shape:
+        return "; the reference side looks batched: pass reference_batched=True"
+    return ""
+
+
+def _quoted_values(left, right, different):
+    """``(position, legacy value, reference value)`` of the first differing elements."""
+    return tuple((tuple(position.tolist()), _python_value(left[tuple(position)]),
+                  _python_value(right[tuple(position)]))
+                 for position in np.argwhere(different)[:SHOWN_VALUES])
+
+
+def _python_value(element):
+    """A numpy scalar as the Python number it holds; objects (bytes) unchanged."""
+    return element.item() if isinstance(element, np.generic) else element
+
+
+def _diff_item(name, left, right, indices, rtol, atol):
+    """A Mismatch for item ``name`` of two examples, or None when it agrees."""
+    if left.shape != right.shape:
+        return Mismatch(*indices, name, "shape",
+                        f"shape {left.shape} vs {right.shape}"
+                        + _batched_hint(left.shape, right.shape))
+    different = _differing_elements(left, right, rtol, atol)
+    left_dtype, right_dtype = dtype_name(left), dtype_name(right)
+    if not different.any() and left_dtype == right_dtype:
+        return None
+    distance = _abs_diff(left, right)
+    max_abs = float(distance.max()) if distance is not None and distance.size else None
+    values = _quoted_values(left, right, different)
+    count = f"{int(different.sum())} of {different.size} values differ"
+    if max_abs is not None:
+        count += f", max abs diff {max_abs:g}"
+    if left_dtype != right_dtype:
+        detail = f"dtype {left_dtype} vs {right_dtype} ({count if values else 'values equal'})"
+        return Mismatch(*indices, name, "dtype", detail, max_abs, values)
+    return Mismatch(*indices, name, "value", count, max_abs, values)
+
+
+def _diff_examples(legacy, reference, indices, rtol=0, atol=0):
+    """The first difference between two examples as a Mismatch, or None."""
+    if legacy.keys() != reference.keys():
+        only_legacy = sorted(legacy.keys() - reference.keys())
+        only_reference = sorted(reference.keys() - legacy.keys())
+        return Mismatch(*indices, None, "items",
+                        f"items only in legacy: {only_legacy}; "
+                        f"only in reference: {only_reference}")
+    for name in legacy:
+        mismatch = _diff_item(name, legacy[name], reference[name], indices, rtol, atol)
+        if mismatch is not None:
+            return mismatch
+    return None
+
+
+# ------------------------------------------------------------ per-side tally
+
+class _Tally:
+    """What one side delivered: count, fingerprints, dtypes and shapes per item."""
+
+    def __init__(self):
+        self.count = 0
+        self.fingerprints = array.array("q")
+        self.dtypes = {}
+        self.shapes = {}
+
+    def add(self, example, fingerprint):
+        self.count += 1
+        self.fingerprints.append(fingerprint)
+        for name, value in example.items():
+            self.dtypes.setdefault(name, {}).setdefault(dtype_name(value))
+            shapes = self.shapes.setdefault(name, {})
+            if len(shapes) < MAX_SHAPES:
+                shapes.setdefault(value.shape)
+
+
+def _item_summaries(legacy, reference):
+    names = sorted(legacy.dtypes.keys() | reference.dtypes.keys())
+    return tuple(ItemSummary(
+        name, tuple(legacy.dtypes.get(name, ())), tuple(reference.dtypes.get(name, ())),
+        tuple(legacy.shapes.get(name, ())), tuple(reference.shapes.get(name, ())))
+        for name in names)
+
+
+def _multiset_diffs(legacy_fingerprints, reference_fingerprints):
+    """ExampleDiffs of the fingerprints whose counts differ, by first occurrence."""
+    counts = []
+    for fingerprints in (legacy_fingerprints, reference_fingerprints):
+        unique, first, copies = np.unique(np.frombuffer(fingerprints, dtype=np.int64),
+                                          return_index=True, return_counts=True)
+        counts.append(dict(zip(unique.tolist(), zip(copies.tolist(), first.tolist()))))
+    legacy, reference = counts
+    diffs = []
+    for content in legacy.keys() | reference.keys():
+        legacy_copies, legacy_index = legacy.get(content, (0, None))
+        reference_copies, reference_index = reference.get(content, (0, None))
+        if legacy_copies != reference_copies:
+            diffs.append(ExampleDiff(content, legacy_copies, reference_copies,
+                                     legacy_index, reference_index))
+    return tuple(sorted(diffs, key=_first_occurrence))
+
+
+def _first_occurrence(diff):
+    return min(i for i in (diff.legacy_index, diff.reference_index) if i is not None)
+
+
+# ------------------------------------------------------------ the two modes
+
+def _compare_ordered(legacy_examples, reference_examples, rtol, atol):
+    tallies = (_Tally(), _Tally())
+    first_mismatch, mismatched = None, 0
+    for index, (legacy, reference) in enumerate(
+            itertools.zip_longest(legacy_examples, reference_examples)):
+        if legacy is None or reference is None:
+            side = 0 if reference is None else 1
+            present = legacy if side == 0 else reference
+            tallies[side].add(present, fingerprint(present))
+            mismatched += 1
+            first_mismatch = first_mismatch or _unmatched(side, index)
+            continue
+        mismatch = _diff_examples(legacy, reference, (index, index), rtol, atol)
+        legacy_fingerprint = fingerprint(legacy)
+        tallies[0].add(legacy, legacy_fingerprint)
+        # Pairs equal within tolerance count as the same example in the multiset.
+        tallies[1].add(reference, legacy_fingerprint if mismatch is None
+                       else fingerprint(reference))
+        if mismatch is not None:
+            mismatched += 1
+            first_mismatch = first_mismatch or mismatch
+    return tallies, first_mismatch, mismatched
+
+
+def _unmatched(side, index):
+    other = SIDES[1 - side]
+    indices = (index, None) if side == 0 else (None, index)
+    return Mismatch(*indices, None, "unmatched",
+                    f"{SIDES[side]} example has no counterpart in {other}")
+
+
+class _Pending:
+    """Examples of one side not yet matched by the other (data kept within a budget)."""
+
+    def __init__(self):
+        self.by_fingerprint = {}
+        self.bytes = 0
+
+    def add(self, fingerprint, index, example):
+        size = sum(value.nbytes for value in example.values())
+        if self.bytes + size <= _MAX_PENDING_BYTES:
+            example = {name: value.copy() for name, value in example.items()}
+            self.bytes += size
+        else:
+            example, size = None, 0
+        self.by_fingerprint.setdefault(fingerprint, []).append((index, example, size))
+
+    def take(self, fingerprint):
+        """Remove one example with ``fingerprint``; False when there is none."""
+        entries = self.by_fingerprint.get(fingerprint)
+        if not entries:
+            return False
+        self.bytes -= entries.pop(0)[2]
+        if not entries:
+            del self.by_fingerprint[fingerprint]
+        return True
+
+    def entries(self):
+        """``(index, example or None)`` of what is left, by index."""
+        return sorted(((index, example) for entries in self.by_fingerprint.values()
+                       for index, example, _ in entries), key=lambda entry: entry[0])
+
+
+def _compare_unordered(legacy_examples, reference_examples):
+    tallies = (_Tally(), _Tally())
+    pending = (_Pending(), _Pending())
+    for pair in itertools.zip_longest(legacy_examples, reference_examples):
+        for side, example in enumerate(pair):
+            if example is None:
+                continue
+            content = fingerprint(example)
+            index = tallies[side].count
+            tallies[side].add(example, content)
+            if not pending[1 - side].take(content):
+                pending[side].add(content, index, example)
+    return tallies, _closest_mismatch(*(p.entries() for p in pending))
+
+
+def _closest_mismatch(legacy_left, reference_left):
+    """Diff the first unmatched example against the most similar one of the other side."""
+    if not legacy_left and not reference_left:
+        return None
+    side = 0 if legacy_left and (not reference_left
+                                 or legacy_left[0][0] <= reference_left[0][0]) else 1
+    own, others = (legacy_left, reference_left)[side], (legacy_left, reference_left)[1 - side]
+    index, example = own[0]
+    candidates = [(i, e) for i, e in others if e is not None][:_MAX_CANDIDATES]
+    if example is None or not candidates:
+        return _unmatched(side, index)
+    digests = {name: item_digest(name, value) for name, value in example.items()}
+    other_index, other = max(candidates, key=lambda c: (sum(
+        digests.get(name) == item_digest(name, value) for name, value in c[1].items()),
+        -c[0]))
+    pair = (example, other) if side == 0 else (other, example)
+    indices = (index, other_index) if side == 0 else (other_index, index)
+    # Values can be equal while the bytes differ (0.0 and -0.0).
+    return _diff_examples(*pair, indices) or _unmatched(side, index)
+
+
+def _check_arguments(ordered, rtol, atol, max_examples):
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"compare: {name} must be a number >= 0, got {value!r}")
+    if not ordered and (rtol or atol):
+        raise ValueError(
+            "compare: ordered=False matches examples by exact content fingerprints, so "
+            f"rtol and atol must be 0 (got rtol={rtol}, atol={atol}); compare ordered "
+            "pipelines to allow a tolerance")
+    if max_examples is not None and (isinstance(max_examples, bool)
+                                     or not isinstance(max_examples, int)
+                                     or max_examples < 1):
+        raise ValueError(
+            f"compare: max_examples must be a positive integer or None, got {max_examples!r}")
+
+
+def compare(legacy, reference, *, ordered=True, rtol=0, atol=0, max_examples=None,
+            legacy_batched=None, reference_batched=False):
+    """Compare what two input pipelines deliver, example by example.
+
+    ``legacy``: fetches built in a ``legacy_graph()`` (compare runs them in a
+    :class:`~tf1compat.SessionIterator` and stops it afterwards), a
+    ``SessionIterator``, or any iterable of numpy structures. ``reference``: a
+    ``tf.data.Dataset`` or any iterable of numpy structures. Both sides must
+    deliver the same structure (dict, list/tuple or a single array).
+
+    Batches are split into examples along their leading dimension when a side
+    is batched. For fetches, ``legacy_batched=None`` infers it from the graph:
+    outputs of a batching dequeue (``tf.train.batch``, ``shuffle_batch``, the
+    ``*_join`` variants, also behind ``prefetch_queue``) are batched; values
+    computed from a batch after it is dequeued are not recognised, so pass
+    ``legacy_batched=True`` for those, and for a ``SessionIterator`` or an
+    iterable of batches (a shape mismatch in the report hints at it).
+    ``reference_batched`` says whether the reference yields batches.
+
+    ``ordered=True`` compares the i-th examples of both sides, numeric values
+    equal within ``atol + rtol * |reference|``; ``ordered=False`` compares the
+    sides as multisets of exact content fingerprints (dtype, shape, bytes).
+    ``max_examples`` stops each side after that many examples (for endless
+    pipelines). Returns a :class:`ComparisonReport`.
+    """
+    _check_arguments(ordered, rtol, atol, max_examples)
+    with opened(legacy, "legacy", legacy_batched) as (legacy_structures, legacy_batched), \
+            opened(reference, "reference", reference_batched) as (
+                reference_structures, reference_batched):
+        legacy_examples = iter_examples(legacy_structures, "legacy", legacy_batched,
+                                         max_examples)
+        reference_examples = iter_examples(reference_structures, "reference",
+                                            reference_batched, max_examples)
+        if ordered:
+            tallies, first_mismatch, mismatched = _compare_ordered(
+                legacy_examples, reference_examples, rtol, atol)
+        else:
+            tallies, first_mismatch = _compare_unordered(legacy_examples, reference_examples)
+            mismatched = 0
+    diffs = _multiset_diffs(tallies[0].fingerprints, tallies[1].fingerprints)
+    equal = first_mismatch is None and not diffs
+    return ComparisonReport(equal, ordered, tallies[0].count, tallies[1].count,
+                            _item_summaries(*tallies), first_mismatch, mismatched, diffs)
+
+
+# ------------------------------------------------------------ slim splits
+
+def _resolve_factory(get_split):
+    """``get_split`` itself when callable, else the function a ``"MODULE:FUNCTION"`` names."""
+    if callable(get_split):
+        return get_split
+    module_name, _, function_name = str(get_split).partition(":")
+    if not module_name or not function_name:
+        raise PipelineConfigError(
+            f"dataset {get_split!r} is not MODULE:FUNCTION "
+            "(e.g. 'tf1compat.cifar10:get_split')", argument="dataset",
+            expected="MODULE:FUNCTION")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise PipelineConfigError(f"dataset {get_split!r}: cannot import {module_name!r}: {e}",
+                                  argument="dataset", expected="an importable module") from e
+    factory = getattr(module, function_name, None)
+    if not callable(factory):
+        functions = sorted(name for name, value in vars(module).items()
+                           if callable(value) and not name.startswith("_"))
+        raise PipelineConfigError(
+            f"dataset {get_split!r}: module {module_name} has no function "
+            f"{function_name!r}; its functions: {functions}", argument="dataset",
+            expected=functions)
+    return factory
+
+
+def _make_dataset(factory, split_name, dataset_dir):
+    try:
+        return factory(split_name, dataset_dir)
+    except ValueError as e:
+        raise PipelineConfigError(
+            f"{getattr(factory, '__name__', factory)}({split_name!r}, {dataset_dir!r}) "
+            f"failed: {e}", argument="split_name", path=dataset_dir) from e
+
+
+def compare_split(get_split, split_name="train", dataset_dir=None, items=None, *,
+                  ordered=True, num_readers=1, seed=0):
+    """Compare a slim split's queue pipeline with its :func:`~tf1compat.to_tf_data`.
+
+    ``get_split`` is a slim ``get_split``-style factory ``f(split_name,
+    dataset_dir)`` or its ``"MODULE:FUNCTION"`` name; it is called once per side
+    (inside the legacy graph for the queue side). The legacy side is a
+    ``DatasetDataProvider`` with ``num_readers`` readers, the reference
+    ``to_tf_data`` with as many parallel reads, both one epoch of ``items``
+    (default: all the decoder's). ``ordered=False`` shuffles both (seeded with
+    ``seed``) and compares them as multisets. Returns a :class:`ComparisonReport`.
+    """
+    from tf1compat.queues import legacy_graph
+    from tf1compat.slim import dataset_data_provider
+    from tf1compat.tfdata import to_tf_data
+
+    factory = _resolve_factory(get_split)
+    reference = to_tf_data(_make_dataset(factory, split_name, dataset_dir), items,
+                           shuffle=not ordered, seed=seed, num_parallel_reads=num_readers)
+    with legacy_graph(seed=seed):
+        dataset = _make_dataset(factory, split_name, dataset_dir)
+        names = list(dataset.decoder.list_items()) if items is None else list(items)
+        provider = dataset_data_provider.DatasetDataProvider(
+            dataset, num_readers=num_readers, shuffle=not ordered, num_epochs=1, seed=seed)
+        fetches = dict(zip(names, provider.get(names)))
+    return compare(fetches, reference, ordered=ordered)

@@ -1,0 +1,180 @@
+"""Both sides of a comparison as streams of single examples.
+
+An example is a flat dict ``item -> ndarray``: dict fetches keep their keys,
+list/tuple positions become ``"0"``, ``"1"``, ..., nesting joins with ``/`` and a
+single tensor is the item ``"value"``. Batches are split along their leading
+dimension; legacy graph fetches run in a :class:`~tf1compat.SessionIterator`;
+a ``tf.data.Dataset`` is iterated eagerly. Each example reduces to a 64-bit
+content fingerprint for multiset comparison. TensorFlow is touched only when
+the caller already imported it.
+"""
+
+import concurrent.futures
+import contextlib
+import hashlib
+import itertools
+import sys
+
+import numpy as np
+
+__all__ = ["dtype_name", "fingerprint", "item_digest", "iter_examples", "opened"]
+
+_BATCH_DEQUEUE_OPS = frozenset({"QueueDequeueMany", "QueueDequeueManyV2",
+                                "QueueDequeueUpTo", "QueueDequeueUpToV2"})
+_DEQUEUE_OPS = frozenset({"QueueDequeue", "QueueDequeueV2"})
+_ENQUEUE_OPS = frozenset({"QueueEnqueue", "QueueEnqueueV2"})
+
+
+def _flatten(structure, path=()):
+    """Yield ``(item name, leaf)`` for a nested dict / list / tuple; dict keys sorted."""
+    if isinstance(structure, dict):
+        for key in sorted(structure, key=str):
+            yield from _flatten(structure[key], path + (str(key),))
+    elif isinstance(structure, (list, tuple)):
+        for position, value in enumerate(structure):
+            yield from _flatten(value, path + (str(position),))
+    else:
+        yield "/".join(path) or "value", structure
+
+
+def _as_array(leaf):
+    """``leaf`` as an ndarray; strings become an object array, as TF returns them."""
+    value = np.asarray(leaf)
+    return value.astype(object) if value.dtype.kind in "SU" else value
+
+
+def dtype_name(value):
+    return "string" if value.dtype.kind == "O" else value.dtype.name
+
+
+def _to_example(structure):
+    return {name: _as_array(leaf) for name, leaf in _flatten(structure)}
+
+
+def _iter_unbatched(structures, side):
+    """Split each structure along its leading (batch) dimension into examples."""
+    for batch_index, structure in enumerate(structures):
+        batch = _to_example(structure)
+        sizes = {value.shape[0] if value.ndim else None for value in batch.values()}
+        if len(sizes) != 1 or None in sizes:
+            shapes = {name: value.shape for name, value in batch.items()}
+            raise ValueError(
+                f"{side} batch {batch_index}: cannot unbatch, the items do not share a "
+                f"leading batch dimension (shapes {shapes}); pass {side}_batched=False "
+                f"if the {side} side yields single examples")
+        for row in range(sizes.pop()):
+            yield {name: _as_array(value[row]) for name, value in batch.items()}
+
+
+def _content_bytes(value):
+    if value.dtype.kind != "O":
+        return np.ascontiguousarray(value).tobytes()
+    parts = []
+    for element in value.ravel():
+        data = element.encode() if isinstance(element, str) else bytes(element)
+        parts += [len(data).to_bytes(8, "little"), data]
+    return b"".join(parts)
+
+
+def item_digest(name, value):
+    """8-byte hash of one item: its name, dtype, shape and content."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(repr((name, dtype_name(value), value.shape)).encode())
+    digest.update(_content_bytes(value))
+    return digest.digest()
+
+
+def fingerprint(example):
+    """Signed 64-bit content fingerprint of a whole example."""
+    digest = hashlib.blake2b(digest_size=8)
+    for name, value in example.items():
+        digest.update(item_digest(name, value))
+    return int.from_bytes(digest.digest(), "little", signed=True)
+
+
+
+def _tf_if_loaded():
+    """TensorFlow if something already imported it (then inputs may be TF objects)."""
+    if "tensorflow" not in sys.modules:
+        return None
+    from tf1compat._tf import tf
+    return tf
+
+
+def _is_graph_fetches(source, tf):
+    leaves = [leaf for _, leaf in _flatten(source)]
+    return bool(leaves) and all(isinstance(leaf, tf.Tensor) and not hasattr(leaf, "numpy")
+                                for leaf in leaves)
+
+
+def _is_batch_output(tensor):
+    """Whether a graph tensor comes out of a batching dequeue (tf.train.batch & co.),
+    also through identities and single-element queues such as ``prefetch_queue``."""
+    op = tensor.op
+    while op.type == "Identity":
+        tensor = op.inputs[0]
+        op = tensor.op
+    if op.type in _BATCH_DEQUEUE_OPS:
+        return True
+    if op.type in _DEQUEUE_OPS:
+        enqueues = [c for c in op.inputs[0].consumers() if c.type in _ENQUEUE_OPS]
+        return bool(enqueues) and _is_batch_output(enqueues[0].inputs[1 + tensor.value_index])
+    return False
+
+
+def _infer_legacy_batched(fetches):
+    batched = {_is_batch_output(tensor) for _, tensor in _flatten(fetches)}
+    if len(batched) > 1:
+        raise ValueError(
+            "compare: some legacy fetches come out of a batching queue and some do "
+            "not; pass legacy_batched=True or False explicitly")
+    return batched.pop()
+
+
+def _iter_dataset(dataset, tf):
+    """Iterate a ``tf.data.Dataset`` eagerly, also while a legacy graph is the
+    default: the graph stack is per thread, so a helper thread iterates it then."""
+    with contextlib.ExitStack() as stack:
+        if tf.executing_eagerly():
+            def call(function, *args):
+                return function(*args)
+        else:
+            helper = stack.enter_context(concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix="tf1compat-compare"))
+
+            def call(function, *args):
+                return helper.submit(function, *args).result()
+        try:
+            iterator = call(dataset.as_numpy_iterator)
+        except (RuntimeError, TypeError, ValueError) as e:
+            raise ValueError(
+                "compare: cannot iterate the reference tf.data.Dataset "
+                f"({str(e).splitlines()[0]}); build it "
+                "in eager mode, outside `with legacy_graph():`") from e
+        end = object()
+        while (value := call(next, iterator, end)) is not end:
+            yield value
+
+
+@contextlib.contextmanager
+def opened(source, side, batched):
+    """Yield ``(structures, batched)`` for one side; a pipeline compare starts is
+    stopped and joined on exit."""
+    tf = _tf_if_loaded()
+    if tf is not None and isinstance(source, tf.data.Dataset):
+        yield _iter_dataset(source, tf), bool(batched)
+        return
+    if tf is not None and side == "legacy" and _is_graph_fetches(source, tf):
+        from tf1compat.session import SessionIterator
+        if batched is None:
+            batched = _infer_legacy_batched(source)
+        with SessionIterator(source) as iterator:
+            yield iterator, batched
+        return
+    yield source, bool(batched)
+
+
+def iter_examples(structures, side, batched, max_examples):
+    examples = (_iter_unbatched(structures, side) if batched
+                else (_to_example(s) for s in structures))
+    return itertools.islice(examples, max_examples)

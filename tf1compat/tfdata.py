@@ -1,0 +1,189 @@
+"""A legacy pipeline's spec as a ``tf.data.Dataset``: the migration path off queues.
+
+``to_tf_data(get_split("train", dataset_dir))`` reads the files of a slim
+``Dataset`` with the tf.data equivalent of its TF1 reader and decodes each
+record with the dataset's own decoder, so it yields the same dicts that
+``DatasetDataProvider(dataset).get(items)`` does. :mod:`tf1compat.comparison`
+checks that claim example by example.
+
+How the legacy knobs map to tf.data:
+
+==============================  ==================================================
+``DatasetDataProvider`` / TF1   ``to_tf_data``
+==============================  ==================================================
+data_sources (names, globs)     the same files in the same order (slim's rules)
+string_input_producer shuffle   files reshuffled every epoch (``shuffle=True``)
+num_readers                     ``num_parallel_reads`` files interleaved
+RandomShuffleQueue common queue shuffle buffer of ``common_queue_capacity`` records
+reader_kwargs                   the same keyword arguments, mapped per reader
+decoder.decode(record, items)   the same call inside ``Dataset.map``
+==============================  ==================================================
+"""
+
+import functools
+import inspect
+
+from tf1compat._tf import tf
+from tf1compat.errors import PipelineConfigError, UnknownItemError
+
+__all__ = ["to_tf_data"]
+
+
+def _tfrecord_records(filename, name=None, options=None):
+    compression = tf.io.TFRecordOptions.get_compression_type_string(options)
+    return tf.data.TFRecordDataset(filename, compression_type=compression)
+
+
+def _text_line_records(filename, skip_header_lines=None, name=None):
+    return tf.data.TextLineDataset(filename).skip(skip_header_lines or 0)
+
+
+def _fixed_length_records(filename, record_bytes, header_bytes=None, footer_bytes=None,
+                          hop_bytes=None, name=None, encoding=None):
+    return tf.data.FixedLengthRecordDataset(
+        filename, record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
+        compression_type=encoding or None)
+
+
+def _whole_file_records(filename, name=None):
+    return tf.data.Dataset.from_tensors(tf.io.read_file(filename))
+
+
+# TF1 reader class name -> function(filename tensor, **reader_kwargs) -> records.
+# The functions take the reader's keyword arguments, ``name`` (unused) included.
+_READER_TO_RECORDS = {
+    "TFRecordReader": _tfrecord_records,
+    "TextLineReader": _text_line_records,
+    "FixedLengthRecordReader": _fixed_length_records,
+    "WholeFileReader": _whole_file_records,
+}
+
+
+def _records_function(reader, reader_kwargs):
+    """The per-file records function for a TF1 reader class (or a subclass of one),
+    with ``reader_kwargs`` bound and checked against the reader's arguments."""
+    names = [getattr(cls, "__name__", "") for cls in getattr(reader, "__mro__", (reader,))]
+    known = next((name for name in names if name in _READER_TO_RECORDS), None)
+    if known is None:
+        reader_name = getattr(reader, "__name__", repr(reader))
+        raise PipelineConfigError(
+            f"to_tf_data: reader {reader_name} has no tf.data equivalent; supported "
+            f"readers (or their subclasses): {sorted(_READER_TO_RECORDS)}",
+            argument="reader", expected=sorted(_READER_TO_RECORDS))
+    records = _READER_TO_RECORDS[known]
+    kwargs = dict(reader_kwargs or {})
+    try:
+        inspect.signature(records).bind("filename", **kwargs)
+    except TypeError as e:
+        valid = list(inspect.signature(records).parameters)[1:]
+        raise PipelineConfigError(
+            f"to_tf_data: reader_kwargs {kwargs} do not fit {known} ({e}); valid "
+            f"arguments: {valid}", argument="reader_kwargs", expected=valid) from e
+    if kwargs.get("hop_bytes"):
+        raise PipelineConfigError(
+            f"to_tf_data: FixedLengthRecordReader hop_bytes={kwargs['hop_bytes']} "
+            "(overlapping records) has no tf.data equivalent; expected hop_bytes 0 or None",
+            argument="reader_kwargs", expected="hop_bytes=None")
+    return tf.autograph.experimental.do_not_convert(functools.partial(records, **kwargs))
+
+
+def _data_files(data_sources):
+    """The files of ``data_sources`` exactly as slim's readers see them (same order);
+    a pattern matching nothing raises PipelineConfigError."""
+    from tf1compat.slim import parallel_reader
+    return parallel_reader.get_data_files(data_sources)
+
+
+def _decode_function(decoder, items):
+    """``record -> {item: tensor}`` with the slim decoder, items checked first."""
+    valid_items = list(decoder.list_items())
+    if isinstance(items, str):
+        raise TypeError(f"to_tf_data: items must be a list of item names, got the "
+                        f"string {items!r}; did you mean [{items!r}]?")
+    items = valid_items if items is None else list(items)
+    for item in items:
+        if item not in valid_items:
+            raise UnknownItemError(item, valid_items)
+
+    # Slim decoders are TF1 graph code: traced as is, like the queue side builds
+    # them (autograph's conversion adds seconds and nothing else).
+    @tf.autograph.experimental.do_not_convert
+    def decode(record):
+        return dict(zip(items, decoder.decode(record, items)))
+    return decode
+
+
+def _check_epochs_and_reads(num_epochs, num_parallel_reads):
+    for argument, value in (("num_epochs", num_epochs),
+                            ("num_parallel_reads", num_parallel_reads)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise PipelineConfigError(
+                f"to_tf_data: {argument} must be a positive integer or None, got {value!r}",
+                argument=argument, expected="an integer >= 1 or None")
+
+
+def _is_slim_dataset(value):
+    return all(hasattr(value, name) for name in ("data_sources", "reader", "decoder"))
+
+
+def _read_records(files, reader, *, reader_kwargs=None, shuffle=False, num_epochs=1,
+                  seed=None, num_parallel_reads=None):
+    """The raw records of ``files`` read as ``reader`` (a TF1 reader class) would.
+
+    Files are shuffled per epoch when ``shuffle``; ``num_parallel_reads`` files
+    are read round-robin (deterministically), like that many TF1 readers.
+    """
+    records = _records_function(reader, reader_kwargs)
+    filenames = tf.data.Dataset.from_tensor_slices(files)
+    if shuffle:
+        filenames = filenames.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)
+    filenames = filenames.repeat(num_epochs)
+    if not num_parallel_reads or num_parallel_reads == 1:
+        return filenames.flat_map(records)
+    return filenames.interleave(records, cycle_length=num_parallel_reads, block_length=1,
+                                num_parallel_calls=num_parallel_reads, deterministic=True)
+
+
+def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
+               num_parallel_reads=None, *, parse_fn=None, reader=None, reader_kwargs=None,
+               common_queue_capacity=256):
+    """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
+
+    ``dataset`` is a slim ``Dataset`` (``data_sources``, ``reader``, ``decoder``):
+    the result yields ``{item: tensor}`` dicts for ``items`` (default: all the
+    decoder's items; an unknown one raises :class:`UnknownItemError`), decoded by
+    ``dataset.decoder``. ``record_key`` is not an item here: tf.data has no
+    reader keys. Or ``dataset`` is file names / glob patterns read with
+    ``reader`` (a TF1 reader class, default ``TFRecordReader``) and mapped
+    through ``parse_fn(record)`` when given (raw records otherwise).
+
+    ``shuffle`` reshuffles the files every epoch and then shuffles records in a
+    buffer of ``common_queue_capacity`` (DatasetDataProvider's RandomShuffleQueue);
+    ``seed`` seeds both. ``num_epochs=None`` repeats forever. ``num_parallel_reads``
+    is the counterpart of ``num_readers``. ``reader`` overrides
+    ``dataset.reader``; ``reader_kwargs`` are the reader's constructor
+    arguments (e.g. ``{"record_bytes": 3073}``). Batch, prefetch and map further
+    as usual.
+    """
+    _check_epochs_and_reads(num_epochs, num_parallel_reads)
+    if _is_slim_dataset(dataset):
+        if parse_fn is not None:
+            raise TypeError("to_tf_data: a slim Dataset decodes with its own decoder; "
+                            "pass parse_fn only with file names")
+        parse = _decode_function(dataset.decoder, items)
+        files, reader = _data_files(dataset.data_sources), reader or dataset.reader
+    else:
+        if items is not None:
+            raise TypeError("to_tf_data: items selects the decoder items of a slim "
+                            "Dataset; with file names, make parse_fn return what you need")
+        parse = parse_fn
+        files, reader = _data_files(dataset), reader or tf.compat.v1.TFRecordReader
+    records = _read_records(files, reader, reader_kwargs=reader_kwargs, shuffle=shuffle,
+                            num_epochs=num_epochs, seed=seed,
+                            num_parallel_reads=num_parallel_reads)
+    if shuffle:
+        records = records.shuffle(common_queue_capacity, seed=seed)
+    if parse is None:
+        return records
+    return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
