@@ -119,7 +119,12 @@ def _feature_values(key, value):
     return _list_values(key, [value])
 
 
+_ONE_BYTE_VARINTS = tuple(bytes([number]) for number in range(0x80))
+
+
 def _varint(number):
+    if number < 0x80:  # most tags, lengths and labels: no loop, no allocation
+        return _ONE_BYTE_VARINTS[number]
     out = bytearray()
     while number > 0x7F:
         out.append(number & 0x7F | 0x80)
@@ -128,9 +133,12 @@ def _varint(number):
     return bytes(out)
 
 
+_LEN_TAGS = {number: _varint(number << 3 | _LEN) for number in (1, 2, 3)}
+
+
 def _field(number, payload):
-    """A length-delimited protobuf field."""
-    return _varint(number << 3 | _LEN) + _varint(len(payload)) + payload
+    """A length-delimited protobuf field (field numbers 1-3, all Example uses)."""
+    return _LEN_TAGS[number] + _varint(len(payload)) + payload
 
 
 def _encode_list(kind, values):
