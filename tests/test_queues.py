@@ -368,3 +368,15 @@ def test_shard_files_validates(tmp_path):
     with pytest.raises(PipelineConfigError) as excinfo:
         tc.shard_files([only], 1, 1)
     assert_config_error(excinfo, "worker_index", "valid: 0..0")
+
+
+def test_batches_larger_than_capacity_are_accepted_and_delivered():
+    # Looks like a deadlock, but TF 2.21 queues dequeue incrementally: TF1 accepted it.
+    with tc.legacy_graph():
+        row = tc.input_producer(tf.range(40), num_epochs=1, shuffle=False).dequeue()
+        assert ids_of(read_all(tc.batch(row, 16, capacity=8))) == list(range(32))
+    with tc.legacy_graph():
+        row = tc.input_producer(tf.range(40), num_epochs=1, shuffle=False).dequeue()
+        got = ids_of(read_all(tc.shuffle_batch(row, 16, capacity=20, min_after_dequeue=10,
+                                               seed=1, allow_smaller_final_batch=True)))
+    assert sorted(got) == list(range(40))
