@@ -41,12 +41,14 @@ _LAZY_NAMES = {
     "prefetch_queue": "queues",
     "shard_files": "queues",
     "SessionIterator": "session",
+    "build_record_batches": "fastpath",
+    "build_example_batches": "fastpath",
     "patch_tf_slim": "slim",
     "to_tf_data": "tfdata",
     "compare": "comparison",
     "ComparisonReport": "comparison",
 }
-_SUBMODULES = ("cifar10", "comparison", "errors", "example", "queues", "session",
+_SUBMODULES = ("cifar10", "comparison", "errors", "example", "fastpath", "queues", "session",
                "slim", "testing", "tfdata", "tfrecord")
 
 __all__ = sorted([

@@ -17,6 +17,8 @@ import os
 import weakref
 
 from tf1compat._tf import tf, v1
+from tf1compat._validate import (
+    check_batching, check_num_epochs, check_positive_int, check_shuffling, require_graph_mode)
 from tf1compat.errors import PipelineConfigError
 
 __all__ = [
@@ -51,28 +53,6 @@ def queue_files(queue):
     handle tensor), or ``None`` when the queue was not made by it."""
     handle = getattr(queue, "queue_ref", queue)
     return _FILES_BY_QUEUE.get(handle.graph, {}).get(handle.op.name)
-
-
-def _require_graph_mode(api):
-    if tf.executing_eagerly():
-        raise RuntimeError(
-            f"{api} builds a TF1 queue pipeline, which needs graph mode; build it "
-            "inside `with tf1compat.legacy_graph():` and run it with "
-            "tf1compat.SessionIterator")
-
-
-def _check_positive_int(api, argument, value, allow_tensor=False):
-    if allow_tensor and isinstance(value, (tf.Tensor, tf.Variable)):
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PipelineConfigError(
-            f"{api}: {argument} must be a positive integer, got {value!r}",
-            argument=argument, expected="an integer >= 1")
-
-
-def _check_num_epochs(api, num_epochs):
-    if num_epochs is not None:
-        _check_positive_int(api, "num_epochs", num_epochs)
 
 
 def _is_python_file_list(value):
@@ -129,9 +109,9 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     A string tensor (e.g. from ``match_filenames_once``) is passed through.
     """
     api = "string_input_producer"
-    _require_graph_mode(api)
-    _check_num_epochs(api, num_epochs)
-    _check_positive_int(api, "capacity", capacity)
+    require_graph_mode(api)
+    check_num_epochs(api, num_epochs)
+    check_positive_int(api, "capacity", capacity)
     files = None
     if _is_python_file_list(string_tensor):
         files = resolve_files(api, "string_tensor", string_tensor)
@@ -152,9 +132,9 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
     ``tensor_list`` may also be a single tensor or array; then one tensor is returned.
     """
     api = "slice_input_producer"
-    _require_graph_mode(api)
-    _check_num_epochs(api, num_epochs)
-    _check_positive_int(api, "capacity", capacity)
+    require_graph_mode(api)
+    check_num_epochs(api, num_epochs)
+    check_positive_int(api, "capacity", capacity)
     single = not isinstance(tensor_list, (list, tuple))
     tensors = [tf.convert_to_tensor(t) for t in ([tensor_list] if single else tensor_list)]
     if not tensors:
@@ -183,9 +163,9 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
                    name=None, cancel_op=None):
     """Queue of the rows of ``input_tensor``, as ``tf.compat.v1.train.input_producer``."""
     api = "input_producer"
-    _require_graph_mode(api)
-    _check_num_epochs(api, num_epochs)
-    _check_positive_int(api, "capacity", capacity)
+    require_graph_mode(api)
+    check_num_epochs(api, num_epochs)
+    check_positive_int(api, "capacity", capacity)
     input_tensor = tf.convert_to_tensor(input_tensor)
     if input_tensor.shape.rank == 0:
         raise PipelineConfigError(
@@ -207,7 +187,7 @@ class TFRecordReader(v1.TFRecordReader):
     """``tf.compat.v1.TFRecordReader`` that explains when it is built in eager mode."""
 
     def __init__(self, name=None, options=None):
-        _require_graph_mode("TFRecordReader")
+        require_graph_mode("TFRecordReader")
         super().__init__(name=name, options=options)
 
 
@@ -215,7 +195,7 @@ class WholeFileReader(v1.WholeFileReader):
     """``tf.compat.v1.WholeFileReader`` that explains when it is built in eager mode."""
 
     def __init__(self, name=None):
-        _require_graph_mode("WholeFileReader")
+        require_graph_mode("WholeFileReader")
         super().__init__(name=name)
 
 
@@ -223,7 +203,7 @@ class TextLineReader(v1.TextLineReader):
     """``tf.compat.v1.TextLineReader`` that explains when it is built in eager mode."""
 
     def __init__(self, skip_header_lines=None, name=None):
-        _require_graph_mode("TextLineReader")
+        require_graph_mode("TextLineReader")
         super().__init__(skip_header_lines=skip_header_lines, name=name)
 
 
@@ -238,8 +218,8 @@ class FixedLengthRecordReader(v1.FixedLengthRecordReader):
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None,
                  hop_bytes=None, name=None, encoding=None):
         api = "FixedLengthRecordReader"
-        _require_graph_mode(api)
-        _check_positive_int(api, "record_bytes", record_bytes)
+        require_graph_mode(api)
+        check_positive_int(api, "record_bytes", record_bytes)
         for argument, value in (("header_bytes", header_bytes),
                                 ("footer_bytes", footer_bytes), ("hop_bytes", hop_bytes)):
             if value is not None and (not isinstance(value, int) or value < 0):
@@ -295,27 +275,6 @@ def _call_with_structure(fn, tensors):
     return result[0] if isinstance(result, (list, tuple)) else result
 
 
-def _check_batching(api, batch_size, capacity, num_threads=1):
-    _require_graph_mode(api)
-    _check_positive_int(api, "batch_size", batch_size, allow_tensor=True)
-    _check_positive_int(api, "capacity", capacity)
-    _check_positive_int(api, "num_threads", num_threads)
-
-
-def _check_shuffling(api, capacity, min_after_dequeue):
-    if isinstance(min_after_dequeue, bool) or not isinstance(min_after_dequeue, int) \
-            or min_after_dequeue < 0:
-        raise PipelineConfigError(
-            f"{api}: min_after_dequeue must be a non-negative integer, got {min_after_dequeue!r}",
-            argument="min_after_dequeue", expected="an integer >= 0")
-    if capacity <= min_after_dequeue:
-        raise PipelineConfigError(
-            f"{api}: capacity={capacity} must be larger than min_after_dequeue="
-            f"{min_after_dequeue} (the queue could never release an element); "
-            f"TF1's guide uses capacity = min_after_dequeue + 3 * batch_size",
-            argument="capacity", expected=f"capacity > {min_after_dequeue}")
-
-
 def _check_join_list(api, tensors_list):
     if not isinstance(tensors_list, (list, tuple)) or not tensors_list:
         raise PipelineConfigError(
@@ -338,7 +297,7 @@ def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False,
 
     Like TF1, a final partial batch is dropped unless ``allow_smaller_final_batch``.
     """
-    _check_batching("batch", batch_size, capacity, num_threads)
+    check_batching("batch", batch_size, capacity, num_threads)
     return _call_with_structure(lambda t: v1.train.batch(
         t, batch_size, num_threads=num_threads, capacity=capacity,
         enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
@@ -351,8 +310,8 @@ def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=
                   allow_smaller_final_batch=False, shared_name=None, name=None):
     """Batches drawn at random from a buffer, as ``tf.compat.v1.train.shuffle_batch``."""
     api = "shuffle_batch"
-    _check_batching(api, batch_size, capacity, num_threads)
-    _check_shuffling(api, capacity, min_after_dequeue)
+    check_batching(api, batch_size, capacity, num_threads)
+    check_shuffling(api, capacity, min_after_dequeue)
     return _call_with_structure(lambda t: v1.train.shuffle_batch(
         t, batch_size, capacity, min_after_dequeue, num_threads=num_threads,
         seed=seed, enqueue_many=enqueue_many, shapes=shapes,
@@ -365,7 +324,7 @@ def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes
                name=None):
     """Batches from several readers (one thread each), as ``tf.compat.v1.train.batch_join``."""
     api = "batch_join"
-    _check_batching(api, batch_size, capacity)
+    check_batching(api, batch_size, capacity)
     wrapped = _check_join_list(api, tensors_list)
     result = v1.train.batch_join(
         wrapped, batch_size, capacity=capacity, enqueue_many=enqueue_many,
@@ -380,8 +339,8 @@ def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, se
                        shared_name=None, name=None):
     """Shuffled batches from several readers, as ``tf.compat.v1.train.shuffle_batch_join``."""
     api = "shuffle_batch_join"
-    _check_batching(api, batch_size, capacity)
-    _check_shuffling(api, capacity, min_after_dequeue)
+    check_batching(api, batch_size, capacity)
+    check_shuffling(api, capacity, min_after_dequeue)
     wrapped = _check_join_list(api, tensors_list)
     result = v1.train.shuffle_batch_join(
         wrapped, batch_size, capacity, min_after_dequeue, seed=seed,
@@ -399,9 +358,9 @@ def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False,
     ``.dequeue()`` on the returned queue to get the same structure back.
     """
     api = "prefetch_queue"
-    _require_graph_mode(api)
-    _check_positive_int(api, "capacity", capacity)
-    _check_positive_int(api, "num_threads", num_threads)
+    require_graph_mode(api)
+    check_positive_int(api, "capacity", capacity)
+    check_positive_int(api, "num_threads", num_threads)
     if isinstance(tensors, dict):
         names = sorted(tensors)
         values = [tensors[key] for key in names]
@@ -436,7 +395,7 @@ def shard_files(files, num_workers, worker_index):
     dealt round-robin, so every worker gets a fixed, disjoint share on every run.
     """
     api = "shard_files"
-    _check_positive_int(api, "num_workers", num_workers)
+    check_positive_int(api, "num_workers", num_workers)
     if isinstance(worker_index, bool) or not isinstance(worker_index, int) \
             or not 0 <= worker_index < num_workers:
         raise PipelineConfigError(

@@ -11,6 +11,8 @@ old ``slim = tf.contrib.slim`` / ``import tf_slim as slim`` in data code::
 
 They are tf-slim's own module objects, so classes are shared with scripts that
 import ``tf_slim`` directly. See ``_patch`` for what is fixed and how.
+:class:`BatchedDatasetDataProvider` (tf1compat's own) reads and decodes whole
+batches per step: the fast path for the same items.
 """
 
 from tf1compat.slim._patch import patch_tf_slim
@@ -29,7 +31,9 @@ from tf_slim.data import (  # noqa: E402
     tfexample_decoder,
 )
 
+from tf1compat.slim.batched_provider import BatchedDatasetDataProvider  # noqa: E402
+
 __all__ = [
-    "data_decoder", "data_provider", "dataset", "dataset_data_provider",
+    "BatchedDatasetDataProvider", "data_decoder", "data_provider", "dataset", "dataset_data_provider",
     "parallel_reader", "patch_tf_slim", "prefetch_queue", "queues", "tfexample_decoder",
 ]

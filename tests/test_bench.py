@@ -1,0 +1,26 @@
+"""``tf1compat bench --suite reading --quick``: the harness runs and writes every row."""
+
+import json
+
+import pytest
+
+from tf1compat import cli
+from tf1compat.benchmarks import reading
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+
+def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
+    assert cli.main(["bench", "--suite", "reading", "--quick", "--out", str(tmp_path)]) == 0
+    table = (tmp_path / "reading.md").read_text()
+    rows = [row for row, _, _ in reading._plan()]
+    assert len(rows) == 15
+    for row in rows:
+        assert f"| {row} |" in table
+    assert "baseline" in table and "Targets" in table
+    assert (tmp_path / "reading.png").read_bytes().startswith(b"\x89PNG")
+    results = json.loads((tmp_path / "reading.json").read_text())
+    assert set(results["summary"]) == set(rows)
+    assert all(values["examples"] == reading.QUICK["examples"]
+               for values in results["summary"].values())
+    assert "reading.md" in capsys.readouterr().out

@@ -1,0 +1,204 @@
+"""Fast paths deliver exactly what the classic per-example pipelines deliver."""
+
+import collections
+
+import numpy as np
+import pytest
+
+import tf1compat as tc
+from tf1compat import cifar10, example, fastpath, tfrecord
+from tf1compat.errors import PipelineConfigError
+
+tf = pytest.importorskip("tensorflow")
+pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
+
+FILE_SIZES = (37, 20, 9)          # not multiples of the batch sizes used below
+FEATURES = {"id": tf.io.FixedLenFeature((), tf.int64),
+            "pixels": tf.io.FixedLenFeature((), tf.string)}
+
+
+@pytest.fixture
+def record_files(tmp_path, rng):
+    """Three files of Examples {'id': int64, 'pixels': 12 raw bytes}; ids are unique."""
+    paths, next_id = [], 0
+    for index, size in enumerate(FILE_SIZES):
+        path = str(tmp_path / f"part-{index}.tfrecord")
+        tfrecord.write_records(path, (example.make_example({
+            "id": next_id + i, "pixels": rng.integers(0, 256, 12, dtype=np.uint8).tobytes(),
+        }) for i in range(size)))
+        paths.append(path)
+        next_id += size
+    return paths
+
+
+def decode_pixels(parsed):
+    """Batch decoding for the fast path: one decode_raw for all examples."""
+    pixels = tf.reshape(tf.io.decode_raw(parsed["pixels"], tf.uint8), [-1, 2, 2, 3])
+    return {"id": parsed["id"], "pixels": pixels}
+
+
+def classic(files, batch_size, num_epochs=1, shuffle=False, allow_smaller=True):
+    """The per-example TF1 pipeline: read -> parse_single_example -> decode -> batch."""
+    queue = tc.string_input_producer(files, num_epochs=num_epochs, shuffle=False)
+    _, value = tc.TFRecordReader().read(queue)
+    parsed = tf.io.parse_single_example(value, FEATURES)
+    one = {"id": parsed["id"],
+           "pixels": tf.reshape(tf.io.decode_raw(parsed["pixels"], tf.uint8), [2, 2, 3])}
+    if shuffle:
+        return tc.shuffle_batch(one, batch_size, capacity=64, min_after_dequeue=16, seed=3,
+                                allow_smaller_final_batch=allow_smaller)
+    return tc.batch(one, batch_size, allow_smaller_final_batch=allow_smaller)
+
+
+def fast(files, batch_size, num_epochs=1, allow_smaller=True, **options):
+    queue = tc.string_input_producer(files, num_epochs=num_epochs, shuffle=False)
+    return fastpath.build_example_batches(queue, FEATURES, batch_size, decode=decode_pixels,
+                                          allow_smaller_final_batch=allow_smaller, **options)
+
+
+def collect(build, *args, **kwargs):
+    with tc.legacy_graph(seed=7):
+        return list(tc.SessionIterator(build(*args, **kwargs)))
+
+
+def examples(batches):
+    """Each example as a hashable (id, pixel bytes) pair, in delivery order."""
+    return [(int(i), p.tobytes()) for b in batches for i, p in zip(b["id"], b["pixels"])]
+
+
+# ------------------------------------------------------------ TFRecord fast path
+
+@pytest.mark.parametrize("records_per_read", [8, 24])
+def test_ordered_batches_equal_the_classic_pipeline(record_files, records_per_read):
+    expected = collect(classic, record_files, 8)
+    got = collect(fast, record_files, 8, records_per_read=records_per_read)
+    assert [len(b["id"]) for b in got] == [len(b["id"]) for b in expected] == [8] * 8 + [2]
+    assert examples(got) == examples(expected)
+    assert got[0]["pixels"].dtype == np.uint8 and got[0]["pixels"].shape == (8, 2, 2, 3)
+
+
+def test_partial_final_batch_is_dropped_as_in_tf1(record_files):
+    with tc.legacy_graph():
+        batch = fast(record_files, 8, allow_smaller=False)
+        assert batch["pixels"].shape.as_list() == [8, 2, 2, 3]
+        got = list(tc.SessionIterator(batch))
+    assert [len(b["id"]) for b in got] == [8] * 8
+    assert examples(got) == examples(collect(classic, record_files, 8, allow_smaller=False))
+
+
+def test_two_epochs_deliver_every_example_twice_in_classic_order(record_files):
+    got = examples(collect(fast, record_files, 16, num_epochs=2, records_per_read=32))
+    assert got == examples(collect(classic, record_files, 16, num_epochs=2))
+    assert set(collections.Counter(i for i, _ in got).values()) == {2}
+
+
+def test_threads_and_shuffling_keep_the_multiset(record_files):
+    expected = sorted(examples(collect(classic, record_files, 8, num_epochs=2, shuffle=True)))
+    threaded = examples(collect(fast, record_files, 8, num_epochs=2, num_threads=3))
+    shuffled = examples(collect(fast, record_files, 8, num_epochs=2, num_threads=2,
+                                shuffle=True, capacity=64, min_after_dequeue=16, seed=3))
+    assert sorted(threaded) == sorted(shuffled) == expected
+    assert [i for i, _ in shuffled] != sorted(i for i, _ in shuffled)
+
+
+def test_corrupt_record_raises_data_loss_naming_the_file(record_files):
+    with open(record_files[1], "r+b") as f:
+        f.seek(12 + 5)                   # inside the first record's data
+        f.write(b"\xff\xff")
+    for build in (classic, fast):
+        with pytest.raises(tf.errors.DataLossError, match="part-1.tfrecord"):
+            collect(build, record_files, 8)
+
+
+@pytest.mark.parametrize("options, argument", [
+    ({"records_per_read": 12}, "records_per_read"),
+    ({"shuffle": True}, "min_after_dequeue"),
+    ({"shuffle": True, "capacity": 16, "min_after_dequeue": 16}, "capacity"),
+    ({"num_threads": 0}, "num_threads"),
+])
+def test_bad_options_are_refused_naming_the_argument(record_files, options, argument):
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as error:
+        fast(record_files, 8, **options)
+    assert error.value.argument == argument
+
+
+def test_sparse_features_are_refused(record_files):
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError, match="dense"):
+        queue = tc.string_input_producer(record_files, num_epochs=1)
+        fastpath.build_example_batches(queue, {"id": tf.io.VarLenFeature(tf.int64)}, 8)
+
+
+# ---------------------------------------------------------------- slim fast path
+
+@pytest.fixture(params=["png", "raw"])
+def cifar_split(request, tmp_path, rng):
+    """A slim CIFAR-10 train split of 45 images in PNG or raw records, and the images."""
+    images = rng.integers(0, 256, (45, 32, 32, 3), dtype=np.uint8)
+    labels = rng.integers(0, 10, 45)
+    encoded = (cifar10.encode_png(images) if request.param == "png"
+               else [image.tobytes() for image in images])
+    tfrecord.write_records(str(tmp_path / "cifar10_train.tfrecord"), (example.make_example({
+        "image/encoded": data, "image/format": request.param.encode(),
+        "image/class/label": int(label), "image/height": 32, "image/width": 32,
+    }) for data, label in zip(encoded, labels)))
+    return cifar10.get_split("train", str(tmp_path)), images, labels
+
+
+def slim_items(provider_class, dataset, batch_size=16, **options):
+    """Items image, label, record_key of one provider, batched like the classic slim input."""
+    from tf1compat.slim import dataset_data_provider
+
+    items = ["image", "label", "record_key"]
+    with tc.legacy_graph(seed=5):
+        if provider_class is dataset_data_provider.DatasetDataProvider:
+            provider = provider_class(dataset, **options)
+            tensors = provider.get(items)
+            tensors[2].set_shape([])     # the common queue's record key has no static rank
+            tensors = tc.batch(tensors, batch_size, allow_smaller_final_batch=True)
+        else:
+            provider = provider_class(dataset, batch_size, allow_smaller_final_batch=True,
+                                      **options)
+            tensors = provider.get(items)
+        batches = list(tc.SessionIterator(dict(zip(items, tensors))))
+    return [(k, int(label), image.tobytes()) for b in batches
+            for k, label, image in zip(b["record_key"], b["label"], b["image"])]
+
+
+@pytest.mark.slow
+def test_slim_fast_path_items_equal_dataset_data_provider(cifar_split):
+    from tf1compat.slim import dataset_data_provider
+    from tf1compat.slim.batched_provider import BatchedDatasetDataProvider
+
+    DatasetDataProvider = dataset_data_provider.DatasetDataProvider
+    dataset, images, labels = cifar_split
+    classic_items = slim_items(DatasetDataProvider, dataset, shuffle=False, num_epochs=1)
+    fast_items = slim_items(BatchedDatasetDataProvider, dataset, shuffle=False, num_epochs=1)
+    assert fast_items == classic_items
+    assert [image for _, _, image in fast_items] == [image.tobytes() for image in images]
+    assert [label for _, label, _ in fast_items] == labels.tolist()
+
+
+@pytest.mark.slow
+def test_slim_fast_path_shuffles_epochs_like_the_provider(cifar_split):
+    from tf1compat.slim.batched_provider import BatchedDatasetDataProvider
+
+    dataset, _, _ = cifar_split
+    items = slim_items(BatchedDatasetDataProvider, dataset, shuffle=True, num_epochs=2,
+                       common_queue_capacity=64, common_queue_min=16, seed=2, num_threads=2)
+    assert sorted(items) == sorted(slim_items(BatchedDatasetDataProvider, dataset,
+                                              shuffle=False, num_epochs=1) * 2)
+    assert items[:45] != sorted(items[:45])
+
+
+def test_slim_fast_path_refuses_variable_length_features(tmp_path):
+    from tf1compat.slim import dataset, tfexample_decoder
+    from tf1compat.slim.batched_provider import BatchedDatasetDataProvider
+
+    path = str(tmp_path / "v.tfrecord")
+    tfrecord.write_records(path, [example.make_example({"ids": [1, 2]})])
+    decoder = tfexample_decoder.TFExampleDecoder(
+        {"ids": tf.io.VarLenFeature(tf.int64)}, {"ids": tfexample_decoder.Tensor("ids")})
+    variable = dataset.Dataset(data_sources=[path], reader=tc.TFRecordReader, decoder=decoder,
+                               num_samples=1, items_to_descriptions={})
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError, match="VarLenFeature"):
+        BatchedDatasetDataProvider(variable, 4)

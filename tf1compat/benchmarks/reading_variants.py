@@ -1,0 +1,206 @@
+"""The reading pipelines that ``tf1compat bench --suite reading`` times, one per process.
+
+Every variant delivers the same batches of ``{"image": uint8 [32, 32, 3], "label":
+int64}`` as numpy arrays to Python (the floor delivers undecoded record batches).
+``measure(name, path, ...)`` times one epoch of one variant (after a warm-up
+epoch) and returns examples/s counted from the first batch to the last (start-up
+is reported separately), the start-up time and the process's peak resident
+memory. :mod:`.reading` runs it in a fresh subprocess per variant and round, so
+the peak memory is the variant's own.
+"""
+
+import contextlib
+import resource
+import time
+
+from tf1compat._tf import tf, v1
+
+FEATURES = {
+    "image/encoded": tf.io.FixedLenFeature((), tf.string),
+    "image/class/label": tf.io.FixedLenFeature((), tf.int64),
+}
+IMAGE_SHAPE = [32, 32, 3]
+# Queue pipelines run each op in the calling thread: on 2 cores, handing every op
+# to a pool thread costs more than it parallelizes (measured: ~2x per step).
+SESSION_CONFIG = v1.ConfigProto(inter_op_parallelism_threads=-1,
+                                intra_op_parallelism_threads=1)
+NUM_THREADS = 2
+
+
+def _decode_raw(parsed):
+    images = tf.io.decode_raw(parsed["image/encoded"], tf.uint8)
+    return {"image": tf.reshape(images, [-1, *IMAGE_SHAPE]), "label": parsed["image/class/label"]}
+
+
+def _decode_one(serialized, png):
+    parsed = tf.io.parse_single_example(serialized, FEATURES)
+    encoded = parsed["image/encoded"]
+    image = tf.io.decode_png(encoded, channels=3) if png else tf.io.decode_raw(encoded, tf.uint8)
+    return {"image": tf.reshape(image, IMAGE_SHAPE), "label": parsed["image/class/label"]}
+
+
+def _slim_dataset(path):
+    """A slim Dataset like slim's ``datasets/cifar10.py`` for one file."""
+    from tf1compat import queues
+    from tf1compat.slim import dataset, tfexample_decoder
+
+    keys_to_features = {
+        "image/encoded": tf.io.FixedLenFeature((), tf.string, default_value=""),
+        "image/format": tf.io.FixedLenFeature((), tf.string, default_value="png"),
+        "image/class/label": tf.io.FixedLenFeature((), tf.int64, default_value=0),
+    }
+    items_to_handlers = {"image": tfexample_decoder.Image(shape=IMAGE_SHAPE),
+                         "label": tfexample_decoder.Tensor("image/class/label")}
+    return dataset.Dataset(
+        data_sources=[path], reader=queues.TFRecordReader, num_samples=None,
+        decoder=tfexample_decoder.TFExampleDecoder(keys_to_features, items_to_handlers),
+        items_to_descriptions={})
+
+
+# ----------------------------------------------------------- queue pipelines
+
+def _classic(path, batch_size, shuffle):
+    """TF1 per example: read -> parse_single_example -> decode -> (shuffle_)batch."""
+    import tf1compat as tc
+
+    queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
+    _, value = tc.TFRecordReader().read(queue)
+    example = _decode_one(value, png=False)
+    if shuffle:
+        return tc.shuffle_batch(example, batch_size, num_threads=NUM_THREADS,
+                                allow_smaller_final_batch=True, seed=1, **shuffle)
+    return tc.batch(example, batch_size, num_threads=NUM_THREADS, capacity=4 * batch_size,
+                    allow_smaller_final_batch=True)
+
+
+def _fast(path, batch_size, shuffle):
+    """tf1compat.fastpath.build_example_batches: read_up_to + parse_example + decode_raw."""
+    import tf1compat as tc
+    from tf1compat import fastpath
+
+    queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
+    return fastpath.build_example_batches(
+        queue, FEATURES, batch_size, decode=_decode_raw, num_threads=NUM_THREADS,
+        allow_smaller_final_batch=True, seed=1,
+        **({"shuffle": True, **shuffle} if shuffle else {}))
+
+
+def _slim_fast(path, batch_size, shuffle):
+    """BatchedDatasetDataProvider over a slim Dataset (Image + Tensor handlers)."""
+    from tf1compat.slim.batched_provider import BatchedDatasetDataProvider
+
+    options = ({"common_queue_capacity": shuffle["capacity"],
+                "common_queue_min": shuffle["min_after_dequeue"]} if shuffle
+               else {"common_queue_capacity": 4 * batch_size})
+    provider = BatchedDatasetDataProvider(
+        _slim_dataset(path), batch_size, shuffle=bool(shuffle), num_epochs=1, seed=1,
+        num_threads=NUM_THREADS, allow_smaller_final_batch=True, **options)
+    image, label = provider.get(["image", "label"])
+    return {"image": image, "label": label}
+
+
+def _iterate_session_iterator(fetches):
+    import tf1compat as tc
+
+    with tc.SessionIterator(fetches, config=SESSION_CONFIG) as batches:
+        yield from batches
+
+
+def _iterate_session_loop(fetches):
+    """The hand-written TF1 loop: Session, initializers, runners, sess.run until the end."""
+    with v1.Session(config=SESSION_CONFIG) as session:
+        session.run([v1.global_variables_initializer(), v1.local_variables_initializer()])
+        coordinator = v1.train.Coordinator()
+        threads = v1.train.start_queue_runners(session, coordinator)
+        try:
+            while True:
+                yield session.run(fetches)
+        except tf.errors.OutOfRangeError:
+            pass
+        finally:
+            coordinator.request_stop()
+            coordinator.join(threads)
+
+
+# ------------------------------------------------------------- tf.data pipelines
+
+def _tfdata_per_example(path, batch_size, shuffle, png=False):
+    records = tf.data.TFRecordDataset([path])
+    if shuffle:
+        records = records.shuffle(shuffle["min_after_dequeue"], seed=1)
+    return (records.map(lambda s: _decode_one(s, png), num_parallel_calls=tf.data.AUTOTUNE)
+            .batch(batch_size).prefetch(tf.data.AUTOTUNE))
+
+
+def _tfdata_batch_then_parse(path, batch_size, shuffle):
+    records = tf.data.TFRecordDataset([path])
+    if shuffle:
+        records = records.shuffle(shuffle["min_after_dequeue"], seed=1)
+    return (records.batch(batch_size)
+            .map(lambda s: _decode_raw(tf.io.parse_example(s, FEATURES)),
+                 num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE))
+
+
+def _tfdata_floor(path, batch_size, shuffle):
+    records = tf.data.TFRecordDataset([path])
+    if shuffle:
+        records = records.shuffle(shuffle["min_after_dequeue"], seed=1)
+    return records.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def _iterate_dataset(dataset):
+    for batch in dataset:
+        if isinstance(batch, dict):
+            yield {key: value.numpy() for key, value in batch.items()}
+        else:
+            yield {"label": batch}   # undecoded records: only counted
+
+
+# name -> (records, builder, iterate); builders take (path, batch_size, shuffle)
+VARIANTS = {
+    "classic TF1, sess.run loop": ("raw", _classic, _iterate_session_loop),
+    "classic TF1, SessionIterator": ("raw", _classic, _iterate_session_iterator),
+    "fast path (TFRecord)": ("raw", _fast, _iterate_session_iterator),
+    "fast path (slim)": ("raw", _slim_fast, _iterate_session_iterator),
+    "tf.data per-example": ("raw", _tfdata_per_example, _iterate_dataset),
+    "tf.data batch-then-parse": ("raw", _tfdata_batch_then_parse, _iterate_dataset),
+    "floor: tf.data, no parsing": ("raw", _tfdata_floor, _iterate_dataset),
+    "PNG: fast path (slim)": ("png", _slim_fast, _iterate_session_iterator),
+    "PNG: tf.data per-example": (
+        "png", lambda p, b, s: _tfdata_per_example(p, b, s, png=True), _iterate_dataset),
+}
+
+
+def _peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(name, path, batch_size, shuffle):
+    """Run variant ``name`` over ``path`` twice and measure the second epoch.
+
+    The first run warms what a long job has warm (allocator arenas, page cache,
+    TensorFlow's lazy initialisation); each run builds the pipeline anew.
+    ``shuffle`` is None or ``{"capacity": ..., "min_after_dequeue": ...}``.
+    """
+    _run_once(name, path, batch_size, shuffle)
+    return _run_once(name, path, batch_size, shuffle)
+
+
+def _run_once(name, path, batch_size, shuffle):
+    _, build, iterate = VARIANTS[name]
+    start = time.perf_counter()
+    graph = tf.Graph() if iterate is not _iterate_dataset else None
+    times, sizes = [], []
+    with graph.as_default() if graph is not None else contextlib.nullcontext():
+        for batch in iterate(build(path, batch_size, shuffle)):
+            times.append(time.perf_counter())
+            sizes.append(len(batch["label"]))
+    steady = sum(sizes[1:]) / (times[-1] - times[0]) if len(times) > 1 else 0.0
+    return {"examples_per_s": steady, "examples": sum(sizes), "startup_s": times[0] - start,
+            "peak_rss_mb": _peak_rss_mb()}
+
+
+def measure_baseline():
+    """Peak memory of a process that only imported TensorFlow (the floor of every row)."""
+    return {"peak_rss_mb": _peak_rss_mb()}
