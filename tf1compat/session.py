@@ -9,7 +9,6 @@ the failing op and file), and stops and joins all its threads on every exit.
 """
 
 import re
-import threading
 import weakref
 
 from tf1compat._tf import tf, v1
@@ -257,9 +256,3 @@ class SessionIterator:
     def __repr__(self):
         state = "closed" if self._closed else ("running" if self._running else "not started")
         return f"<SessionIterator {state}, {self.steps} steps>"
-
-
-def live_threads():
-    """SessionIterator threads still alive in this process (for diagnostics and tests)."""
-    return [t for t in threading.enumerate()
-            if t.name.startswith(_THREAD_PREFIX) and t.is_alive()]
