@@ -24,7 +24,8 @@ import functools
 import inspect
 
 from tf1compat._tf import tf
-from tf1compat.errors import PipelineConfigError, UnknownItemError
+from tf1compat._validate import check_positive_int
+from tf1compat.errors import PipelineConfigError
 
 __all__ = ["to_tf_data"]
 
@@ -96,14 +97,13 @@ def _data_files(data_sources):
 
 def _decode_function(decoder, items):
     """``record -> {item: tensor}`` with the slim decoder, items checked first."""
+    from tf1compat.slim._checks import check_items
     valid_items = list(decoder.list_items())
     if isinstance(items, str):
         raise TypeError(f"to_tf_data: items must be a list of item names, got the "
                         f"string {items!r}; did you mean [{items!r}]?")
     items = valid_items if items is None else list(items)
-    for item in items:
-        if item not in valid_items:
-            raise UnknownItemError(item, valid_items)
+    check_items(items, valid_items)
 
     # Slim decoders are TF1 graph code: traced as is, like the queue side builds
     # them (autograph's conversion adds seconds and nothing else).
@@ -114,13 +114,11 @@ def _decode_function(decoder, items):
 
 
 def _check_epochs_and_reads(num_epochs, num_parallel_reads):
+    """Both are None (forever / no parallel reads) or a positive integer."""
     for argument, value in (("num_epochs", num_epochs),
                             ("num_parallel_reads", num_parallel_reads)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < 1):
-            raise PipelineConfigError(
-                f"to_tf_data: {argument} must be a positive integer or None, got {value!r}",
-                argument=argument, expected="an integer >= 1 or None")
+        if value is not None:
+            check_positive_int("to_tf_data", argument, value)
 
 
 def _is_slim_dataset(value):
