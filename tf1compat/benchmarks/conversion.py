@@ -23,6 +23,7 @@ import tempfile
 import time
 
 from tf1compat import cifar10
+from tf1compat.benchmarks import write_text
 
 _FULL = {"num_train": 50000, "num_test": 10000, "rounds": 3}
 _QUICK = {"num_train": 50, "num_test": 10, "rounds": 1}
@@ -149,8 +150,7 @@ def run(quick=False, out_dir="bench-results"):
     table = _table(results, settings)
     print(table)
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "conversion.md"), "w") as f:
-        f.write(table + "\n")
+    write_text(os.path.join(out_dir, "conversion.md"), table + "\n")
     return 0
 
 

@@ -21,6 +21,8 @@ import sys
 
 import numpy as np
 
+from tf1compat.benchmarks import atomic_output, write_text
+
 BATCH_SIZE = 128
 FULL = {"examples": 50_000, "rounds": 4, "shuffle_buffer": 1024, "one_process": False}
 QUICK = {"examples": 300, "rounds": 1, "shuffle_buffer": 64, "one_process": True}
@@ -75,7 +77,7 @@ def build_data(data_dir, count, seed=SEED):
     images, labels = _synthetic_images(count, seed)
     _write_split(paths["raw"], b"raw", (image.tobytes() for image in images), labels)
     _write_split(paths["png"], b"png", cifar10.encode_png(images), labels)
-    _write_atomically(stamp, json.dumps(wanted))
+    write_text(stamp, json.dumps(wanted))
     return paths
 
 
@@ -192,13 +194,6 @@ def format_table(summary, baseline_mb, settings):
     return "\n".join(lines)
 
 
-def _write_atomically(path, text):
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w") as f:
-        f.write(text)
-    os.replace(temporary, path)
-
-
 def write_chart(summary, path):
     """Horizontal bars of examples/s per row (matplotlib, Agg), written atomically."""
     import matplotlib
@@ -215,10 +210,9 @@ def write_chart(summary, path):
     axes.set_xlabel(f"examples/s (batch {BATCH_SIZE}, median of interleaved rounds)")
     axes.set_title("Reading CIFAR-shaped TFRecords (green: tf1compat fast paths)")
     figure.tight_layout()
-    temporary = f"{path}.{os.getpid()}.tmp.png"
-    figure.savefig(temporary, dpi=100)
+    with atomic_output(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
-    os.replace(temporary, path)
 
 
 def run(quick=False, out_dir="bench-results"):
@@ -234,8 +228,8 @@ def run(quick=False, out_dir="bench-results"):
     report = "\n".join([table, "", "Targets (raw records, not shuffled):",
                         *_target_lines(results)])
     print("\n" + report)
-    _write_atomically(os.path.join(out_dir, "reading.md"), report + "\n")
-    _write_atomically(os.path.join(out_dir, "reading.json"), json.dumps(
+    write_text(os.path.join(out_dir, "reading.md"), report + "\n")
+    write_text(os.path.join(out_dir, "reading.json"), json.dumps(
         {"settings": settings, "batch_size": BATCH_SIZE, "summary": summary,
          "rounds": results, "baseline": baseline}, indent=2))
     write_chart(summary, os.path.join(out_dir, "reading.png"))
