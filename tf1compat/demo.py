@@ -32,21 +32,19 @@ NUM_READERS = 4                # for the shuffled comparison
 
 def write_dataset(directory, seed):
     """Seeded files of Examples {'id': int64, 'features': float32[8]}; returns paths."""
-    from tf1compat._tf import tf
+    from tf1compat.example import make_example
+    from tf1compat.tfrecord import TFRecordWriter
 
     rng = np.random.default_rng(seed)
     paths = []
     for f in range(NUM_FILES):
         path = os.path.join(directory, f"demo-{f:05d}-of-{NUM_FILES:05d}.tfrecord")
-        with tf.io.TFRecordWriter(path) as writer:
+        with TFRecordWriter(path) as writer:
             for r in range(RECORDS_PER_FILE):
-                example = tf.train.Example(features=tf.train.Features(feature={
-                    "id": tf.train.Feature(int64_list=tf.train.Int64List(
-                        value=[f * RECORDS_PER_FILE + r])),
-                    "features": tf.train.Feature(float_list=tf.train.FloatList(
-                        value=rng.standard_normal(8).astype(np.float32))),
+                writer.write(make_example({
+                    "id": f * RECORDS_PER_FILE + r,
+                    "features": rng.standard_normal(8).astype(np.float32),
                 }))
-                writer.write(example.SerializeToString())
         paths.append(path)
     return paths
 
