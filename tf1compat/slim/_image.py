@@ -9,6 +9,8 @@ takes tf-slim's own path and keeps its cast semantics.
 
 from tf1compat._tf import tf, v1
 
+# The image/format values tf-slim's Image handler treats as raw pixel bytes.
+RAW_FORMATS = ("raw", "RAW")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Offset of the IHDR bit depth: signature (8) + chunk length (4) + b"IHDR" (4)
 # + width (4) + height (4).
@@ -22,7 +24,7 @@ def is_png16(image_buffer, image_format):
     header = tf.strings.substr(padded, 0, header_size)
     is_png = tf.equal(tf.strings.substr(header, 0, len(_PNG_SIGNATURE)), _PNG_SIGNATURE)
     is_16_bit = tf.equal(tf.strings.substr(header, _BIT_DEPTH_OFFSET, 1), b"\x10")
-    is_raw = tf.reduce_any(tf.equal(image_format, ["raw", "RAW"]))
+    is_raw = tf.reduce_any(tf.equal(image_format, RAW_FORMATS))
     return tf.logical_and(tf.logical_and(is_png, is_16_bit), tf.logical_not(is_raw))
 
 

@@ -23,10 +23,9 @@ from tf_slim.data import data_provider, parallel_reader, tfexample_decoder
 from tf1compat import fastpath, queues
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
+from tf1compat.slim._image import RAW_FORMATS
 
 __all__ = ["BatchedDatasetDataProvider"]
-
-_RAW_FORMATS = ("raw", "RAW")
 
 
 def _decoder_specs(decoder):
@@ -81,7 +80,7 @@ def _batched_image(handler, keys_to_tensors, spec):
     """Decode an ``Image`` item for a batch: one ``decode_raw`` when all records are raw."""
     image_key, format_key = handler.keys
     all_raw = tf.reduce_all(tf.reduce_any(
-        tf.equal(keys_to_tensors[format_key][:, None], _RAW_FORMATS), axis=1))
+        tf.equal(keys_to_tensors[format_key][:, None], RAW_FORMATS), axis=1))
 
     def decode_raw(tensors):
         pixels = tf.io.decode_raw(tensors[image_key], spec.dtype)
