@@ -380,3 +380,38 @@ def test_batches_larger_than_capacity_are_accepted_and_delivered():
         got = ids_of(read_all(tc.shuffle_batch(row, 16, capacity=20, min_after_dequeue=10,
                                                seed=1, allow_smaller_final_batch=True)))
     assert sorted(got) == list(range(40))
+
+
+@pytest.mark.parametrize("tensor_list, fragment", [
+    ([], "tensor_list is empty"),
+    ([np.arange(3), np.arange(4)], "different first dimensions [3, 4]"),
+    ([np.zeros([0, 2])], "no rows to slice"),
+])
+def test_slice_input_producer_validates_its_tensors(tensor_list, fragment):
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
+        tc.slice_input_producer(tensor_list)
+    assert_config_error(excinfo, "tensor_list", fragment)
+
+
+@pytest.mark.parametrize("input_tensor, fragment", [
+    (5, "is a scalar"), (np.zeros([0, 3]), "has no rows"),
+])
+def test_input_producer_needs_rows(input_tensor, fragment):
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
+        tc.input_producer(input_tensor)
+    assert_config_error(excinfo, "input_tensor", fragment)
+
+
+def test_fixed_length_reader_rejects_negative_header():
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
+        tc.FixedLengthRecordReader(10, header_bytes=-1)
+    assert_config_error(excinfo, "header_bytes", "non-negative integer, got -1")
+
+
+def test_prefetch_queue_validates_its_arguments():
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
+        tc.prefetch_queue([])
+    assert_config_error(excinfo, "tensors", "tensors is empty")
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
+        tc.prefetch_queue(tf.constant([1]), num_threads=0)
+    assert_config_error(excinfo, "num_threads", "positive integer, got 0")
