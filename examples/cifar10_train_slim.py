@@ -39,8 +39,9 @@ def small_convnet(images, num_classes):
 
 def train(dataset_dir, steps, batch_size, seed=0, log_every=50):
     """Train for ``steps`` steps on the converted train split; returns the losses."""
-    from tf1compat import slim  # before TensorFlow, so that its start-up log stays quiet
     import tensorflow as tf
+
+    from tf1compat import slim  # before TensorFlow, so that its start-up log stays quiet
     with tc.legacy_graph(seed=seed):
         dataset = cifar10.get_split("train", dataset_dir)
         provider = slim.dataset_data_provider.DatasetDataProvider(
@@ -57,7 +58,7 @@ def train(dataset_dir, steps, batch_size, seed=0, log_every=50):
         train_op = tf.compat.v1.train.AdamOptimizer(1e-3).minimize(loss)
         losses = []
         with tc.SessionIterator({"loss": loss, "train": train_op}) as steps_run:
-            for step, values in zip(range(1, steps + 1), steps_run):
+            for step, values in zip(range(1, steps + 1), steps_run, strict=False):
                 losses.append(float(values["loss"]))
                 if step == 1 or step % log_every == 0 or step == steps:
                     print(f"step {step:4d}  loss {values['loss']:.3f}")

@@ -27,7 +27,7 @@ def show_batches(data_dir, steps, batch_size, min_after_dequeue):
                                                   min_after_dequeue=min_after_dequeue)
         with tc.SessionIterator((images, labels)) as batches:
             start = time.perf_counter()
-            for step, (image_batch, label_batch) in zip(range(1, steps + 1), batches):
+            for step, (image_batch, label_batch) in zip(range(1, steps + 1), batches, strict=False):
                 print(f"batch {step}: images {image_batch.dtype} {list(image_batch.shape)} "
                       f"mean {image_batch.mean():+.3f} std {image_batch.std():.3f}, "
                       f"classes {np.bincount(label_batch, minlength=10).tolist()}")

@@ -9,9 +9,9 @@ import os
 import tempfile
 
 import numpy as np
+import tensorflow as tf
 
 import tf1compat as tc
-import tensorflow as tf
 
 LABEL_BYTES, HEIGHT, WIDTH, DEPTH = 1, 32, 32, 3
 RECORD_BYTES = LABEL_BYTES + HEIGHT * WIDTH * DEPTH
@@ -45,7 +45,7 @@ def main(argv=None):
             images, labels = tc.batch([image, label], batch_size=25, num_threads=1)
             count = 0
             with tc.SessionIterator((images, labels)) as batches:
-                for image_batch, label_batch in batches:
+                for image_batch, label_batch in batches:  # noqa: B007 - shape printed below
                     count += len(label_batch)
             print(f"read {count} images of shape {image_batch.shape[1:]}; "
                   f"first labels of the last batch: {label_batch[:8].tolist()}")

@@ -18,9 +18,9 @@ import os
 import tempfile
 
 import numpy as np
+import tensorflow.compat.v1 as tf
 
 from tf1compat import slim  # first, so TensorFlow's C++ log lines stay quiet
-import tensorflow.compat.v1 as tf
 
 _FILE_PATTERN = 'flowers_%s_*.tfrecord'
 

@@ -11,9 +11,9 @@ import os
 import tempfile
 
 import numpy as np
+import tensorflow as tf
 
 import tf1compat as tc
-import tensorflow as tf
 
 
 def write_sample_files(directory, num_files=3, per_file=40, seed=0):

@@ -8,9 +8,9 @@ import os
 import tempfile
 
 import numpy as np
+import tensorflow as tf
 
 import tf1compat as tc
-import tensorflow as tf
 
 
 def write_sample_files(directory, count=12, seed=0):

@@ -10,8 +10,8 @@ import os
 import numpy as np
 
 from tf1compat.cifar10 import encode_png
-from tf1compat.example import make_example
-from tf1compat.tfrecord import write_records
+from tf1compat.records.example import make_example
+from tf1compat.records.tfrecord import write_records
 
 IMAGE_SHAPE = (8, 8, 3)
 
@@ -20,7 +20,8 @@ def make_examples(rng, count):
     """``count`` examples ``{"image": uint8 [8, 8, 3], "label": int64}``."""
     images = rng.integers(0, 256, size=(count, *IMAGE_SHAPE), dtype=np.uint8)
     labels = rng.integers(0, 10, size=count)
-    return [{"image": image, "label": np.int64(label)} for image, label in zip(images, labels)]
+    return [{"image": image, "label": np.int64(label)}
+            for image, label in zip(images, labels, strict=True)]
 
 
 def write_slim_files(directory, examples, num_files=4):
@@ -29,7 +30,7 @@ def write_slim_files(directory, examples, num_files=4):
     encoded = encode_png(np.stack([e["image"] for e in examples]))
     records = [make_example({"image/encoded": png, "image/format": b"png",
                              "image/class/label": int(e["label"])})
-               for png, e in zip(encoded, examples)]
+               for png, e in zip(encoded, examples, strict=True)]
     for index in range(num_files):
         write_records(os.path.join(directory, f"train-{index:05d}.tfrecord"),
                       records[index::num_files])
@@ -71,4 +72,4 @@ def legacy_items(get_split, items=("image", "label"), **provider_kwargs):
 
     provider_kwargs.setdefault("num_epochs", 1)
     provider = slim.dataset_data_provider.DatasetDataProvider(get_split(), **provider_kwargs)
-    return dict(zip(items, provider.get(list(items))))
+    return dict(zip(items, provider.get(list(items)), strict=True))

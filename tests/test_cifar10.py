@@ -12,8 +12,8 @@ import pytest
 
 from tf1compat import cifar10
 from tf1compat.errors import CifarFormatError, PipelineConfigError
-from tf1compat.example import example_to_dict
-from tf1compat.tfrecord import iter_records
+from tf1compat.records.example import example_to_dict
+from tf1compat.records.tfrecord import iter_records
 
 TRAIN_FILES = [f"data_batch_{i}.bin" for i in range(1, 6)]
 
@@ -123,7 +123,8 @@ def test_label_10_in_cifar10_names_the_record(source):
     with open(path, "r+b") as f:
         f.seek(5 * 3073)
         f.write(bytes([10]))
-    with pytest.raises(CifarFormatError, match=r"record 5: label byte 0 is 10, expected 0\.\.9") as e:
+    expected = r"record 5: label byte 0 is 10, expected 0\.\.9"
+    with pytest.raises(CifarFormatError, match=expected) as e:
         cifar10.read_batch_file(path)
     assert (e.value.path, e.value.index, e.value.expected) == (path, 5, "label in 0..9")
     with pytest.raises(CifarFormatError) as e:
@@ -308,7 +309,7 @@ def test_encode_png_decodes_to_the_exact_pixels(rng):
     images = rng.integers(0, 256, (6, 5, 7, 3), dtype=np.uint8)
     images[0] = 0
     images[1] = 255
-    for png, image in zip(cifar10.encode_png(images), images):
+    for png, image in zip(cifar10.encode_png(images), images, strict=True):
         np.testing.assert_array_equal(tf.io.decode_png(png).numpy(), image)
 
 
@@ -325,7 +326,7 @@ def read_provider(dataset, items):
     from tf1compat import slim
     provider = slim.dataset_data_provider.DatasetDataProvider(
         dataset, num_readers=1, shuffle=False, num_epochs=1)
-    with tc.SessionIterator(dict(zip(items, provider.get(items)))) as it:
+    with tc.SessionIterator(dict(zip(items, provider.get(items), strict=True))) as it:
         return list(it)
 
 
@@ -434,7 +435,7 @@ def test_distorted_inputs_shapes_ranges_and_seed(source, no_thread_leaks):
                 return [next(it) for _ in range(3)]
 
     first, again = first_batches(11), first_batches(11)
-    for (images, labels), (images2, labels2) in zip(first, again):
+    for (images, labels), (images2, labels2) in zip(first, again, strict=True):
         np.testing.assert_array_equal(labels, labels2)
         np.testing.assert_allclose(images, images2, atol=1e-5)
         assert labels.dtype == np.int32 and set(labels) <= set(range(10))

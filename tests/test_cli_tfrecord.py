@@ -104,7 +104,7 @@ def test_printed_keys_to_features_parses_the_records(capsys, shards):
     code = capsys.readouterr().out.split("# inferred from 6 sampled records\n")[1]
     namespace = {"tf": tf}
     exec(code, namespace)
-    for record, item in zip(tfrecord.iter_records(shards[0]), _items()[::2]):
+    for record, item in zip(tfrecord.iter_records(shards[0]), _items()[::2], strict=True):
         parsed = tf.io.parse_single_example(record, namespace["keys_to_features"])
         assert parsed["image/class/label"].numpy() == item["image/class/label"]
         assert parsed["tags"].values.numpy().tolist() == item["tags"].tolist()

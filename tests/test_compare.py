@@ -6,11 +6,11 @@ import sys
 
 import numpy as np
 import pytest
-
 from slim_data import get_split_factory, legacy_items, make_examples, write_slim_files
-from tf1compat.comparison import compare
+
 from tf1compat.errors import PipelineMismatchError
-from tf1compat.testing import assert_pipelines_equal
+from tf1compat.migrate.comparison import compare
+from tf1compat.migrate.testing import assert_pipelines_equal
 
 NUM_EXAMPLES = 20
 
@@ -227,11 +227,11 @@ def test_batches_without_a_shared_leading_dimension_are_refused():
 
 def test_package_compare_is_the_function_once_its_modules_are_imported():
     import tf1compat
-    import tf1compat.comparison  # noqa: F401
-    import tf1compat.comparison_report  # noqa: F401
-    import tf1compat.example_stream  # noqa: F401
+    import tf1compat.migrate.comparison  # noqa: F401
+    import tf1compat.migrate.comparison_report  # noqa: F401
+    import tf1compat.migrate.example_stream  # noqa: F401
 
-    assert tf1compat.compare.__module__ == "tf1compat.comparison"
+    assert tf1compat.compare.__module__ == "tf1compat.migrate.comparison"
     assert tf1compat.compare([np.arange(2)], [np.arange(2)]).equal
 
 

@@ -8,7 +8,6 @@ import os
 
 import numpy as np
 import pytest
-
 from slim_data import get_split_factory, legacy_items, make_examples, write_slim_files
 
 tf = pytest.importorskip("tensorflow")

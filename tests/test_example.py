@@ -1,4 +1,4 @@
-"""tf1compat.example: Example encoding/decoding without TensorFlow, schema inference.
+"""tf1compat.records.example: Example encoding/decoding without TensorFlow, schema inference.
 
 Unmarked tests are pure Python; the ``tf`` ones check the bytes against
 ``tf.train.Example`` and the inferred specs against ``tf.io.parse_single_example``

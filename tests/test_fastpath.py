@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import tf1compat as tc
-from tf1compat import cifar10, example, fastpath, tfrecord
+from tf1compat import cifar10, example, tfrecord
 from tf1compat.errors import PipelineConfigError
+from tf1compat.pipeline import fastpath
 
 tf = pytest.importorskip("tensorflow")
 pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
@@ -63,7 +64,8 @@ def collect(build, *args, **kwargs):
 
 def examples(batches):
     """Each example as a hashable (id, pixel bytes) pair, in delivery order."""
-    return [(int(i), p.tobytes()) for b in batches for i, p in zip(b["id"], b["pixels"])]
+    return [(int(i), p.tobytes())
+            for b in batches for i, p in zip(b["id"], b["pixels"], strict=True)]
 
 
 # ------------------------------------------------------------ TFRecord fast path
@@ -140,7 +142,7 @@ def cifar_split(request, tmp_path, rng):
     tfrecord.write_records(str(tmp_path / "cifar10_train.tfrecord"), (example.make_example({
         "image/encoded": data, "image/format": request.param.encode(),
         "image/class/label": int(label), "image/height": 32, "image/width": 32,
-    }) for data, label in zip(encoded, labels)))
+    }) for data, label in zip(encoded, labels, strict=True)))
     return cifar10.get_split("train", str(tmp_path)), images, labels
 
 
@@ -159,9 +161,9 @@ def slim_items(provider_class, dataset, batch_size=16, **options):
             provider = provider_class(dataset, batch_size, allow_smaller_final_batch=True,
                                       **options)
             tensors = provider.get(items)
-        batches = list(tc.SessionIterator(dict(zip(items, tensors))))
+        batches = list(tc.SessionIterator(dict(zip(items, tensors, strict=True))))
     return [(k, int(label), image.tobytes()) for b in batches
-            for k, label, image in zip(b["record_key"], b["label"], b["image"])]
+            for k, label, image in zip(b["record_key"], b["label"], b["image"], strict=True)]
 
 
 @pytest.mark.slow

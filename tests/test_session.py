@@ -9,9 +9,9 @@ import time
 
 import numpy as np
 import pytest
+from conftest import live_pipeline_threads, wait_no_pipeline_threads
 
 import tf1compat as tc
-from conftest import live_pipeline_threads, wait_no_pipeline_threads
 
 tf = pytest.importorskip("tensorflow")
 pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
@@ -214,7 +214,7 @@ def run_python(code, **env):
 
 PIPELINE_SCRIPT = """
     import tf1compat as tc
-    from tf1compat import queues  # loads TensorFlow quietly, before the script's import
+    from tf1compat.pipeline import queues  # loads TensorFlow quietly, before the script's import
     import tensorflow as tf
     {prelude}
     with tc.legacy_graph():

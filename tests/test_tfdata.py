@@ -5,8 +5,8 @@ import gzip
 import os
 
 import pytest
-
 from slim_data import get_split_factory, legacy_items, make_examples, write_slim_files
+
 from tf1compat import cli
 from tf1compat.errors import PipelineConfigError, UnknownItemError
 

@@ -1,4 +1,4 @@
-"""tf1compat.tfrecord: framing, CRCs, corruption handling, atomic and sharded writing.
+"""tf1compat.records.tfrecord: framing, CRCs, corruption handling, atomic and sharded writing.
 
 Unmarked tests are pure Python; the ``tf`` ones compare against TensorFlow's own
 writer and reader.

@@ -24,37 +24,49 @@ if os.environ.get("TF1COMPAT_VERBOSE", "") in ("", "0"):
     # Must be set before TensorFlow's C++ runtime loads; user settings win.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-# public name -> submodule that defines it
+# public name -> module that defines it
 _LAZY_NAMES = {
-    "legacy_graph": "queues",
-    "string_input_producer": "queues",
-    "slice_input_producer": "queues",
-    "input_producer": "queues",
-    "TFRecordReader": "queues",
-    "FixedLengthRecordReader": "queues",
-    "WholeFileReader": "queues",
-    "TextLineReader": "queues",
-    "batch": "queues",
-    "shuffle_batch": "queues",
-    "batch_join": "queues",
-    "shuffle_batch_join": "queues",
-    "prefetch_queue": "queues",
-    "shard_files": "queues",
-    "SessionIterator": "session",
-    "build_record_batches": "fastpath",
-    "build_example_batches": "fastpath",
+    "legacy_graph": "pipeline.queues",
+    "string_input_producer": "pipeline.queues",
+    "slice_input_producer": "pipeline.queues",
+    "input_producer": "pipeline.queues",
+    "TFRecordReader": "pipeline.queues",
+    "FixedLengthRecordReader": "pipeline.queues",
+    "WholeFileReader": "pipeline.queues",
+    "TextLineReader": "pipeline.queues",
+    "batch": "pipeline.queues",
+    "shuffle_batch": "pipeline.queues",
+    "batch_join": "pipeline.queues",
+    "shuffle_batch_join": "pipeline.queues",
+    "prefetch_queue": "pipeline.queues",
+    "shard_files": "pipeline.queues",
+    "SessionIterator": "pipeline.session",
+    "build_record_batches": "pipeline.fastpath",
+    "build_example_batches": "pipeline.fastpath",
     "patch_tf_slim": "slim",
-    "to_tf_data": "tfdata",
-    "compare": "comparison",
-    "ComparisonReport": "comparison",
+    "to_tf_data": "migrate.tfdata",
+    "compare": "migrate.comparison",
+    "ComparisonReport": "migrate.comparison",
 }
-_SUBMODULES = ("cifar10", "comparison", "errors", "example", "fastpath", "queues", "session",
-               "slim", "testing", "tfdata", "tfrecord")
+# public module name -> module path: the wings, and the user-facing modules inside them
+_MODULES = {
+    "errors": "errors",
+    "records": "records",
+    "tfrecord": "records.tfrecord",
+    "example": "records.example",
+    "pipeline": "pipeline",
+    "slim": "slim",
+    "cifar10": "cifar10",
+    "convert": "convert",
+    "migrate": "migrate",
+    "testing": "migrate.testing",
+    "v1": "v1",
+}
 
 __all__ = sorted([
     "__version__", "CifarFormatError", "CorruptRecordError", "PipelineConfigError",
     "PipelineMismatchError", "Tf1CompatError", "UnknownItemError",
-    *_LAZY_NAMES, *_SUBMODULES,
+    *_LAZY_NAMES, *_MODULES,
 ])
 
 
@@ -62,8 +74,8 @@ def __getattr__(name):
     if name in _LAZY_NAMES:
         module = importlib.import_module(f"tf1compat.{_LAZY_NAMES[name]}")
         value = getattr(module, name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"tf1compat.{name}")
+    elif name in _MODULES:
+        value = importlib.import_module(f"tf1compat.{_MODULES[name]}")
     else:
         raise AttributeError(f"module 'tf1compat' has no attribute {name!r}")
     globals()[name] = value

@@ -70,7 +70,7 @@ def _expand_files(patterns):
 
 
 def _file_compression(args, path):
-    from tf1compat import tfrecord
+    from tf1compat.records import tfrecord
     if args.compression == "auto":
         return tfrecord.detect_compression(path)
     return None if args.compression == "none" else args.compression
@@ -78,7 +78,8 @@ def _file_compression(args, path):
 
 def _add_inspect(subparsers):
     p = subparsers.add_parser(
-        "inspect", help="show record count, size, feature table and keys_to_features of TFRecord files")
+        "inspect",
+        help="show record count, size, feature table and keys_to_features of TFRecord files")
     _add_tfrecord_arguments(p)
     p.add_argument("--sample", type=int, default=1000,
                    help="records per file to infer the schema from (0: all; default 1000)")
@@ -88,7 +89,8 @@ def _add_inspect(subparsers):
 def _run_inspect(args):
     import os
     import textwrap
-    from tf1compat import example, tfrecord
+
+    from tf1compat.records import example, tfrecord
     paths = _expand_files(args.files)
     if paths is None:
         return 2
@@ -124,7 +126,7 @@ def _add_verify(subparsers):
 
 
 def _run_verify(args):
-    from tf1compat import tfrecord
+    from tf1compat.records import tfrecord
     paths = _expand_files(args.files)
     if paths is None:
         return 2
@@ -162,8 +164,8 @@ def _add_compare(subparsers):
 
 
 def _run_compare(args):
-    from tf1compat.comparison import compare_split
     from tf1compat.errors import PipelineConfigError, UnknownItemError
+    from tf1compat.migrate.comparison import compare_split
     items = args.items.split(",") if args.items else None
     try:
         report = compare_split(args.dataset, args.split, args.dataset_dir, items,

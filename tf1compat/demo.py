@@ -32,8 +32,8 @@ NUM_READERS = 4                # for the shuffled comparison
 
 def write_dataset(directory, seed):
     """Seeded files of Examples {'id': int64, 'features': float32[8]}; returns paths."""
-    from tf1compat.example import make_example
-    from tf1compat.tfrecord import TFRecordWriter
+    from tf1compat.records.example import make_example
+    from tf1compat.records.tfrecord import TFRecordWriter
 
     rng = np.random.default_rng(seed)
     paths = []
@@ -172,8 +172,8 @@ def compare_both_ways(dataset_dir, seed):
             legacy = build_legacy_batches(dataset_dir, **spec)
         reports.append(tc.compare(legacy, reference, ordered=ordered, reference_batched=True))
     print("[4/4] compare, example by example:")
-    for report, how in zip(reports, ("in order, 1 reader, no shuffling",
-                                     f"as multisets, {NUM_READERS} readers, shuffled")):
+    ways = ("in order, 1 reader, no shuffling", f"as multisets, {NUM_READERS} readers, shuffled")
+    for report, how in zip(reports, ways, strict=True):
         verdict = "EQUAL" if report.equal else "DIFFER"
         print(f"      {how:<40} {verdict}: legacy {report.legacy_count}, "
               f"tf.data {report.reference_count} examples")

@@ -54,12 +54,12 @@ def _synthetic_images(count, seed):
 
 
 def _write_split(path, image_format, encoded, labels):
-    from tf1compat import example, tfrecord
+    from tf1compat.records import example, tfrecord
 
     tfrecord.write_records(path, (example.make_example({
         "image/encoded": data, "image/format": image_format,
         "image/class/label": int(label), "image/height": 32, "image/width": 32,
-    }) for data, label in zip(encoded, labels)))
+    }) for data, label in zip(encoded, labels, strict=True)))
 
 
 def build_data(data_dir, count, seed=SEED):
@@ -128,7 +128,7 @@ def _measure_rounds(paths, settings, log):
         batches = [jobs] if settings["one_process"] else [[job] for job in jobs]
         for batch in batches:
             measured = _run_child(["measure", json.dumps([job for _, job in batch])])
-            for (row, _), values in zip(batch, measured):
+            for (row, _), values in zip(batch, measured, strict=True):
                 results[row].append(values)
                 log(f"round {round_index + 1}/{settings['rounds']}  {row:45s} "
                     f"{values['examples_per_s']:10,.0f} ex/s")
@@ -146,7 +146,7 @@ def summarize(results):
     for row, rounds in results.items():
         reference = results[_reference_row(row)]
         ratios = [m["examples_per_s"] / r["examples_per_s"]
-                  for m, r in zip(rounds, reference) if r["examples_per_s"]]
+                  for m, r in zip(rounds, reference, strict=True) if r["examples_per_s"]]
         summary[row] = {
             "examples_per_s": statistics.median(m["examples_per_s"] for m in rounds),
             "ratio": statistics.median(ratios) if ratios else float("nan"),
@@ -163,7 +163,7 @@ def _target_lines(results):
     lines = []
     for what, variant, reference, threshold in TARGETS:
         ratios = [m["examples_per_s"] / r["examples_per_s"] for m, r in
-                  zip(results[variant], results[reference]) if r["examples_per_s"]]
+                  zip(results[variant], results[reference], strict=True) if r["examples_per_s"]]
         if not ratios:
             continue
         median = statistics.median(ratios)

@@ -41,7 +41,7 @@ def _decode_one(serialized, png):
 
 def _slim_dataset(path):
     """A slim Dataset like slim's ``datasets/cifar10.py`` for one file."""
-    from tf1compat import queues
+    from tf1compat.pipeline import queues
     from tf1compat.slim import dataset, tfexample_decoder
 
     keys_to_features = {
@@ -74,9 +74,9 @@ def _classic(path, batch_size, shuffle):
 
 
 def _fast(path, batch_size, shuffle):
-    """tf1compat.fastpath.build_example_batches: read_up_to + parse_example + decode_raw."""
+    """fastpath.build_example_batches: read_up_to + parse_example + decode_raw."""
     import tf1compat as tc
-    from tf1compat import fastpath
+    from tf1compat.pipeline import fastpath
 
     queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
     return fastpath.build_example_batches(

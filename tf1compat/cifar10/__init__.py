@@ -14,11 +14,19 @@ functions do, when called.
 
 from tf1compat.cifar10._convert import ConversionSummary, convert, encode_png
 from tf1compat.cifar10._format import (
-    CIFAR100_COARSE_LABELS, CIFAR100_FINE_LABELS, LABELS, iter_batch_file, make_synthetic,
+    CIFAR100_COARSE_LABELS,
+    CIFAR100_FINE_LABELS,
+    LABELS,
+    iter_batch_file,
+    make_synthetic,
     read_batch_file,
 )
 from tf1compat.cifar10._readers import (
-    IMAGE_SIZE, SPLITS_TO_SIZES, distorted_inputs, get_split, inputs,
+    IMAGE_SIZE,
+    SPLITS_TO_SIZES,
+    distorted_inputs,
+    get_split,
+    inputs,
 )
 
 __all__ = [

@@ -2,7 +2,7 @@
 (no TensorFlow: the spawned encoding processes stay light).
 
 The records are read back by :func:`tf1compat.cifar10.get_split`; the framing
-and the sharded parallel writing are :mod:`tf1compat.tfrecord`'s.
+and the sharded parallel writing are :mod:`tf1compat.records.tfrecord`'s.
 """
 
 import dataclasses
@@ -19,12 +19,18 @@ import zlib
 import numpy as np
 
 from tf1compat.cifar10._format import (
-    _HEIGHT, _IMAGE_BYTES, _VARIANTS, _WIDTH, _Variant, _iter_file_chunks, _parse_records,
+    _HEIGHT,
+    _IMAGE_BYTES,
+    _VARIANTS,
+    _WIDTH,
+    _iter_file_chunks,
+    _parse_records,
     _record_count,
+    _Variant,
 )
 from tf1compat.errors import CifarFormatError, PipelineConfigError
-from tf1compat.example import example_to_dict, make_example
-from tf1compat.tfrecord import count_records, iter_records, write_sharded
+from tf1compat.records.example import example_to_dict, make_example
+from tf1compat.records.tfrecord import count_records, iter_records, write_sharded
 
 _CHUNK_RECORDS = 1000      # records read and label-checked at a time
 
@@ -154,14 +160,15 @@ def _make_plan(variant, folder, num_shards):
         sources[split] = [(p, _record_count(p, variant.label_bytes)) for p in paths]
         total = sum(n for _, n in sources[split])
         sizes = [len(part) for part in np.array_split(np.arange(total), num_shards)]
-        outputs[split] = list(zip(_shard_names(variant.name, split, num_shards), sizes))
+        names = _shard_names(variant.name, split, num_shards)
+        outputs[split] = list(zip(names, sizes, strict=True))
     return _Plan(variant, sources, outputs)
 
 
 def _label_names(variant, folder):
     """Names per label byte, from the dataset's names files when present."""
     result = []
-    for names_file, fallback in zip(variant.label_files, variant.label_names):
+    for names_file, fallback in zip(variant.label_files, variant.label_names, strict=True):
         path = os.path.join(folder, names_file)
         if os.path.isfile(path):
             with open(path) as f:
@@ -194,7 +201,7 @@ def _encode_record(record, label_bytes, image_format, extra_label_keys):
                 else image.tobytes(),
                 "image/format": image_format.encode(), "image/class/label": labels[-1],
                 "image/height": _HEIGHT, "image/width": _WIDTH}
-    features.update(zip(extra_label_keys, labels))
+    features.update(zip(extra_label_keys, labels[:-1], strict=True))  # coarse label of CIFAR-100
     return make_example(features)
 
 
@@ -227,7 +234,7 @@ def _write_split(plan, split, staging, image_format, workers):
     paths = write_sharded(_RecordStream(plan.sources[split], plan.variant.label_bytes),
                           os.path.join(staging, f"{plan.variant.name}_{split}.tfrecord"),
                           len(names), workers=workers, encode=encode)
-    return list(zip(paths, names))
+    return list(zip(paths, names, strict=True))
 
 
 def _outputs_valid(plan, output_dir, image_format, label_texts):

@@ -145,7 +145,7 @@ def read_batch_file(path, label_bytes=1):
     :class:`~tf1compat.errors.CifarFormatError` when the size is not a multiple
     of the record size or a label is out of range.
     """
-    images, labels = zip(*iter_batch_file(path, label_bytes))
+    images, labels = zip(*iter_batch_file(path, label_bytes), strict=True)
     return np.concatenate(images), np.concatenate(labels)
 
 
@@ -190,11 +190,11 @@ def make_synthetic(directory, num_train=500, num_test=100, seed=0, *,
     rng = np.random.default_rng(seed)
     for split, total in (("train", num_train), ("test", num_test)):
         names = variant.splits[split]
-        for name, count in zip(names, np.array_split(np.arange(total), len(names))):
+        for name, count in zip(names, np.array_split(np.arange(total), len(names)), strict=True):
             images, labels = _synthetic_split(rng, len(count), variant)
             with open(os.path.join(folder, name), "wb") as f:
                 f.write(_records_bytes(images, labels))
-    for names_file, names in zip(variant.label_files, variant.label_names):
+    for names_file, names in zip(variant.label_files, variant.label_names, strict=True):
         with open(os.path.join(folder, names_file), "w") as f:
             f.write("\n".join(names) + "\n\n")
     if not archive:

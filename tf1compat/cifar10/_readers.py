@@ -8,10 +8,16 @@ import os
 
 from tf1compat.cifar10._convert import _first_example
 from tf1compat.cifar10._format import (
-    _CIFAR10, _CIFAR100, _HEIGHT, _IMAGE_BYTES, _VARIANTS, _WIDTH, _record_count,
+    _CIFAR10,
+    _CIFAR100,
+    _HEIGHT,
+    _IMAGE_BYTES,
+    _VARIANTS,
+    _WIDTH,
+    _record_count,
 )
 from tf1compat.errors import CifarFormatError, PipelineConfigError
-from tf1compat.tfrecord import count_records
+from tf1compat.records.tfrecord import count_records
 
 # The canonical sizes of slim's splits; get_split's num_samples counts the files.
 SPLITS_TO_SIZES = {"train": 50000, "test": 10000}
@@ -79,8 +85,8 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
     comes from ``labels.txt`` when present. ``reader`` defaults to
     :class:`tf1compat.TFRecordReader`.
     """
-    from tf1compat import queues
     from tf1compat._tf import tf
+    from tf1compat.pipeline import queues
     from tf1compat.slim import dataset, tfexample_decoder
 
     if split_name not in SPLITS_TO_SIZES:
@@ -89,7 +95,7 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
             argument="split_name", expected=sorted(SPLITS_TO_SIZES))
     files = _split_files(split_name, dataset_dir, file_pattern)
     counts = [count_records(f) for f in files]
-    first = next((_first_example(f) for f, count in zip(files, counts) if count), {})
+    first = next((_first_example(f) for f, count in zip(files, counts, strict=True) if count), {})
     variant = _CIFAR100 if "image/coarse_label" in first else _CIFAR10
     label_keys = (*variant.extra_label_keys, "image/class/label")
     keys_to_features = {
@@ -133,8 +139,8 @@ def _tutorial_files(data_dir, names):
 
 def _read_cifar10(filename_queue):
     """One ``(uint8 image [32, 32, 3], int32 label [1])`` from a queue of batch files."""
-    from tf1compat import queues
     from tf1compat._tf import tf
+    from tf1compat.pipeline import queues
     reader = queues.FixedLengthRecordReader(record_bytes=1 + _IMAGE_BYTES)
     _, value = reader.read(filename_queue)
     record = tf.io.decode_raw(value, tf.uint8)
@@ -159,8 +165,8 @@ def inputs(eval_data, data_dir, batch_size, *, num_epochs=None, num_threads=1):
     many passes (the last batch may then be smaller); the default repeats forever.
     Build inside :func:`tf1compat.legacy_graph`.
     """
-    from tf1compat import queues
     from tf1compat._tf import tf
+    from tf1compat.pipeline import queues
     files, count = _tutorial_files(data_dir, _CIFAR10.splits["test" if eval_data else "train"])
     queue = queues.string_input_producer(files, num_epochs=num_epochs, shuffle=False)
     image, label = _read_cifar10(queue)
@@ -186,8 +192,8 @@ def distorted_inputs(data_dir, batch_size, *, min_after_dequeue=None, num_thread
     order, distortions and shuffling repeatable (single-threaded). Images
     float32 ``[batch_size, 24, 24, 3]``, labels int32 ``[batch_size]``.
     """
-    from tf1compat import queues
     from tf1compat._tf import tf
+    from tf1compat.pipeline import queues
     files, count = _tutorial_files(data_dir, _CIFAR10.splits["train"])
     if min_after_dequeue is None:
         min_after_dequeue = int(count * _TUTORIAL_QUEUE_FRACTION)

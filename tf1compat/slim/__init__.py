@@ -34,6 +34,7 @@ from tf_slim.data import (  # noqa: E402
 from tf1compat.slim.batched_provider import BatchedDatasetDataProvider  # noqa: E402
 
 __all__ = [
-    "BatchedDatasetDataProvider", "data_decoder", "data_provider", "dataset", "dataset_data_provider",
-    "parallel_reader", "patch_tf_slim", "prefetch_queue", "queues", "tfexample_decoder",
+    "BatchedDatasetDataProvider", "data_decoder", "data_provider", "dataset",
+    "dataset_data_provider", "parallel_reader", "patch_tf_slim", "prefetch_queue", "queues",
+    "tfexample_decoder",
 ]

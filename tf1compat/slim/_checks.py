@@ -5,7 +5,7 @@ so code written against tf-slim's ``ValueError`` keeps catching them.
 """
 
 from tf1compat.errors import PipelineConfigError, UnknownItemError
-from tf1compat.queues import resolve_files
+from tf1compat.pipeline.queues import resolve_files
 
 
 def check_items(items, valid_items):

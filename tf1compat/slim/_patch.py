@@ -34,11 +34,15 @@ tf1compat's additions are applied once each, to tf-slim's modules only:
 import importlib.metadata
 import re
 
-from tf1compat import queues
 from tf1compat._tf import tf, v1
+from tf1compat.pipeline import queues
 from tf1compat.slim import _checks, _image, _records
 from tf1compat.slim._namespace import (
-    rebind_namespace, replace_attribute, restore_missing, wrap_method)
+    rebind_namespace,
+    replace_attribute,
+    restore_missing,
+    wrap_method,
+)
 
 _LAST_RELEASE_WITH_8_BIT_PNG = (1, 1, 0)
 

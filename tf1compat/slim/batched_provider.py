@@ -3,7 +3,7 @@
 The classic slim input, ``tf.train.batch(DatasetDataProvider(dataset).get(items),
 batch_size)``, reads, parses and decodes one example per queue-runner step. This
 provider reads ``batch_size`` records per step with
-:func:`tf1compat.fastpath.build_record_batches`, parses them with one vectorized
+:func:`tf1compat.pipeline.fastpath.build_record_batches`, parses them with one vectorized
 ``parse_example`` using the dataset decoder's ``keys_to_features``, and turns the
 parsed batch into items with the decoder's own handlers:
 
@@ -15,14 +15,14 @@ parsed batch into items with the decoder's own handlers:
 
 So ``get(items)`` returns the batched tensors of the classic pipeline, with the
 same ``shuffle`` / ``num_epochs`` / ``common_queue_*`` / ``seed`` meaning as
-``DatasetDataProvider`` (see :mod:`tf1compat.fastpath` for ordering).
+``DatasetDataProvider`` (see :mod:`tf1compat.pipeline.fastpath` for ordering).
 """
 
 from tf_slim.data import data_provider, parallel_reader, tfexample_decoder
 
-from tf1compat import fastpath, queues
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
+from tf1compat.pipeline import fastpath, queues
 from tf1compat.slim._image import RAW_FORMATS
 
 __all__ = ["BatchedDatasetDataProvider"]
@@ -101,7 +101,7 @@ def _batched_item(handler, keys_to_tensors):
 
 
 def _batch_decoder(keys_to_features, items_to_handlers, record_key):
-    """``parse_batch(keys, values)`` for :func:`~tf1compat.fastpath.build_record_batches`."""
+    """``parse_batch(keys, values)`` for :func:`~tf1compat.build_record_batches`."""
 
     def parse_batch(keys, values):
         parsed = tf.io.parse_example(values, keys_to_features, example_names=keys)
@@ -122,7 +122,7 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
     ``common_queue_min``), plus those of ``tf.train.batch``: ``batch_size``,
     ``num_threads`` (reading threads, default ``num_readers``),
     ``allow_smaller_final_batch``; ``records_per_read`` as in
-    :func:`~tf1compat.fastpath.build_record_batches`. The decoder must be a
+    :func:`~tf1compat.pipeline.fastpath.build_record_batches`. The decoder must be a
     ``TFExampleDecoder`` of ``FixedLenFeature`` s whose items have fixed shapes.
     """
 

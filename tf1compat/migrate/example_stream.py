@@ -165,7 +165,7 @@ def opened(source, side, batched):
         yield _iter_dataset(source, tf), bool(batched)
         return
     if tf is not None and side == "legacy" and _is_graph_fetches(source, tf):
-        from tf1compat.session import SessionIterator
+        from tf1compat.pipeline.session import SessionIterator
         if batched is None:
             batched = _infer_legacy_batched(source)
         with SessionIterator(source) as iterator:

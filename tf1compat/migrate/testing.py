@@ -6,8 +6,8 @@ assertion: a failing comparison raises :class:`~tf1compat.errors.PipelineMismatc
 example and item differ.
 """
 
-from tf1compat.comparison import compare
 from tf1compat.errors import PipelineMismatchError
+from tf1compat.migrate.comparison import compare
 
 __all__ = ["assert_pipelines_equal"]
 

@@ -7,7 +7,7 @@ A TFRecord file is a sequence of records, each framed as (little-endian)::
 optionally with the whole file compressed as one GZIP or ZLIB stream. Our output is
 byte-identical to ``tf.io.TFRecordWriter``'s, compressed or not. This module never
 imports TensorFlow. The payload of each record is usually a serialized
-``tf.train.Example``; see :mod:`tf1compat.example`.
+``tf.train.Example``; see :mod:`tf1compat.records.example`.
 
 Byte offsets in errors count bytes of the uncompressed record stream, which for
 plain files are file offsets.
@@ -379,7 +379,7 @@ class TFRecordWriter:
         if not isinstance(record, (bytes, bytearray, memoryview)):
             raise TypeError(f"{self.path}: record {self.count} is {type(record).__name__}; "
                             "expected bytes (encode it first, e.g. with "
-                            "tf1compat.example.make_example)")
+                            "tf1compat.records.example.make_example)")
         record = bytes(record)
         length = _LENGTH.pack(len(record))
         crcs = _CRC.pack(masked_crc32c(length)), _CRC.pack(masked_crc32c(record))
@@ -476,7 +476,7 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     """Write items into ``num_shards`` TFRecord files; returns their paths (see shard_paths).
 
     Item ``i`` goes to shard ``i % num_shards``. ``encode`` turns an item into record
-    bytes (e.g. :func:`tf1compat.example.make_example`); it runs in ``workers``
+    bytes (e.g. :func:`tf1compat.records.example.make_example`); it runs in ``workers``
     processes (default: one per CPU; 0 or 1: in this process) and so must be
     picklable, i.e. a module-level function (processes are spawned, so a calling
     script needs the usual ``if __name__ == "__main__":`` guard). Without ``encode``

@@ -1,7 +1,7 @@
 """The result of :func:`tf1compat.compare`: what differs between two pipelines.
 
 :class:`ComparisonReport` is truthy when the pipelines are equal; ``str(report)``
-is a readable summary. Built by :mod:`tf1compat.comparison`.
+is a readable summary. Built by :mod:`tf1compat.migrate.comparison`.
 """
 
 import dataclasses
@@ -59,7 +59,7 @@ class Mismatch:
 
     def __str__(self):
         where = " vs ".join(f"{side} #{index}" for side, index in
-                            zip(SIDES, (self.legacy_index, self.reference_index))
+                            zip(SIDES, (self.legacy_index, self.reference_index), strict=True)
                             if index is not None)
         item = f", item {self.item!r}" if self.item is not None else ""
         lines = [f"first mismatch: {where}{item}: {self.detail}"]

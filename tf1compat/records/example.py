@@ -14,7 +14,7 @@ the five messages of ``tensorflow/core/example/{example,feature}.proto``::
 serialization in Python (upb: byte-wise, a key after its own extensions), so its
 output equals ``tf.train.Example.SerializeToString(deterministic=True)``. Only turning an inferred
 schema into TensorFlow objects imports TensorFlow. The file framing around these
-records is :mod:`tf1compat.tfrecord`.
+records is :mod:`tf1compat.records.tfrecord`.
 """
 
 import itertools
@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tf1compat.tfrecord import iter_records
+from tf1compat.records.tfrecord import iter_records
 
 KINDS = ("bytes", "float", "int64")  # tf.train.Feature's bytes_list, float_list, int64_list
 _FIELD_OF_KIND = {"bytes": 1, "float": 2, "int64": 3}
@@ -375,7 +375,7 @@ def _format_sample(values, max_items=3, max_bytes=16):
 
 def _format_table(rows):
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
 
 

@@ -26,9 +26,13 @@ import math
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
-from tf1compat._validate import (
-    check_batching, check_positive_int, check_shuffling, require_graph_mode)
-from tf1compat.queues import TFRecordReader
+from tf1compat.pipeline._validate import (
+    check_batching,
+    check_positive_int,
+    check_shuffling,
+    require_graph_mode,
+)
+from tf1compat.pipeline.queues import TFRecordReader
 
 __all__ = ["build_record_batches", "build_example_batches"]
 

@@ -17,9 +17,14 @@ import os
 import weakref
 
 from tf1compat._tf import tf, v1
-from tf1compat._validate import (
-    check_batching, check_num_epochs, check_positive_int, check_shuffling, require_graph_mode)
 from tf1compat.errors import PipelineConfigError
+from tf1compat.pipeline._validate import (
+    check_batching,
+    check_num_epochs,
+    check_positive_int,
+    check_shuffling,
+    require_graph_mode,
+)
 
 __all__ = [
     "legacy_graph", "string_input_producer", "slice_input_producer", "input_producer",
@@ -377,7 +382,7 @@ def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False,
         queue = queue_class(
             capacity=capacity, dtypes=[v.dtype for v in values],
             shapes=[v.shape for v in values], names=names, shared_name=shared_name)
-        enqueue = queue.enqueue(dict(zip(names, values)) if names else
+        enqueue = queue.enqueue(dict(zip(names, values, strict=True)) if names else
                                 (values[0] if _is_single_tensor(tensors) else values))
         v1.train.add_queue_runner(v1.train.QueueRunner(queue, [enqueue] * num_threads))
         v1.summary.scalar(

@@ -3,7 +3,7 @@
 ``to_tf_data(get_split("train", dataset_dir))`` reads the files of a slim
 ``Dataset`` with the tf.data equivalent of its TF1 reader and decodes each
 record with the dataset's own decoder, so it yields the same dicts that
-``DatasetDataProvider(dataset).get(items)`` does. :mod:`tf1compat.comparison`
+``DatasetDataProvider(dataset).get(items)`` does. :mod:`tf1compat.migrate.comparison`
 checks that claim example by example.
 
 How the legacy knobs map to tf.data:
@@ -24,8 +24,8 @@ import functools
 import inspect
 
 from tf1compat._tf import tf
-from tf1compat._validate import check_positive_int
 from tf1compat.errors import PipelineConfigError
+from tf1compat.pipeline._validate import check_positive_int
 
 __all__ = ["to_tf_data"]
 
@@ -109,7 +109,7 @@ def _decode_function(decoder, items):
     # them (autograph's conversion adds seconds and nothing else).
     @tf.autograph.experimental.do_not_convert
     def decode(record):
-        return dict(zip(items, decoder.decode(record, items)))
+        return dict(zip(items, decoder.decode(record, items), strict=True))
     return decode
 
 

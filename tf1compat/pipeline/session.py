@@ -12,7 +12,7 @@ import re
 import weakref
 
 from tf1compat._tf import tf, v1
-from tf1compat.queues import queue_files
+from tf1compat.pipeline.queues import queue_files
 
 __all__ = ["SessionIterator"]
 
@@ -71,8 +71,8 @@ def _locate_corrupt_record(files, offset, compression):
     TensorFlow reports a header error at the record's start and a data error at
     the start of its data, 12 bytes later; both identify the record.
     """
-    from tf1compat import tfrecord
     from tf1compat.errors import CorruptRecordError
+    from tf1compat.records import tfrecord
 
     for path in files:
         try:

@@ -1,16 +1,16 @@
 """Example-by-example comparison of a legacy queue pipeline with a reference one.
 
 :func:`compare` unbatches both sides into single examples (see
-:mod:`tf1compat.example_stream`), so batch sizes and remainder handling do not
+:mod:`tf1compat.migrate.example_stream`), so batch sizes and remainder handling do not
 matter, then checks them pairwise (``ordered=True``) or as multisets of content
 fingerprints (``ordered=False``, for shuffled pipelines), and returns a
-:class:`~tf1compat.comparison_report.ComparisonReport`.
+:class:`~tf1compat.migrate.comparison_report.ComparisonReport`.
 
 Memory stays bounded by the stream, not the data: each example is reduced to a
 64-bit fingerprint (8 bytes kept per example, for the missing/duplicated
 analysis); ordered mode compares the pairs on the fly, unordered mode keeps
 only the examples not yet matched by the other side (their data up to
-``_MAX_PENDING_BYTES``). :func:`tf1compat.testing.assert_pipelines_equal` turns a
+``_MAX_PENDING_BYTES``). :func:`tf1compat.migrate.testing.assert_pipelines_equal` turns a
 failed comparison into a :class:`~tf1compat.errors.PipelineMismatchError`.
 """
 
@@ -20,10 +20,23 @@ import itertools
 
 import numpy as np
 
-from tf1compat.comparison_report import (
-    MAX_SHAPES, SHOWN_VALUES, SIDES, ComparisonReport, ExampleDiff, ItemSummary, Mismatch)
 from tf1compat.errors import PipelineConfigError
-from tf1compat.example_stream import dtype_name, fingerprint, item_digest, iter_examples, opened
+from tf1compat.migrate.comparison_report import (
+    MAX_SHAPES,
+    SHOWN_VALUES,
+    SIDES,
+    ComparisonReport,
+    ExampleDiff,
+    ItemSummary,
+    Mismatch,
+)
+from tf1compat.migrate.example_stream import (
+    dtype_name,
+    fingerprint,
+    item_digest,
+    iter_examples,
+    opened,
+)
 
 __all__ = ["compare", "compare_split", "ComparisonReport"]
 
@@ -142,7 +155,8 @@ def _multiset_diffs(legacy_fingerprints, reference_fingerprints):
     for fingerprints in (legacy_fingerprints, reference_fingerprints):
         unique, first, copies = np.unique(np.frombuffer(fingerprints, dtype=np.int64),
                                           return_index=True, return_counts=True)
-        counts.append(dict(zip(unique.tolist(), zip(copies.tolist(), first.tolist()))))
+        copies_and_first = zip(copies.tolist(), first.tolist(), strict=True)
+        counts.append(dict(zip(unique.tolist(), copies_and_first, strict=True)))
     legacy, reference = counts
     diffs = []
     for content in legacy.keys() | reference.keys():
@@ -369,9 +383,9 @@ def compare_split(get_split, split_name="train", dataset_dir=None, items=None, *
     (default: all the decoder's). ``ordered=False`` shuffles both (seeded with
     ``seed``) and compares them as multisets. Returns a :class:`ComparisonReport`.
     """
-    from tf1compat.queues import legacy_graph
+    from tf1compat.migrate.tfdata import to_tf_data
+    from tf1compat.pipeline.queues import legacy_graph
     from tf1compat.slim import dataset_data_provider
-    from tf1compat.tfdata import to_tf_data
 
     factory = _resolve_factory(get_split)
     reference = to_tf_data(_make_dataset(factory, split_name, dataset_dir), items,
@@ -381,5 +395,5 @@ def compare_split(get_split, split_name="train", dataset_dir=None, items=None, *
         names = list(dataset.decoder.list_items()) if items is None else list(items)
         provider = dataset_data_provider.DatasetDataProvider(
             dataset, num_readers=num_readers, shuffle=not ordered, num_epochs=1, seed=seed)
-        fetches = dict(zip(names, provider.get(names)))
+        fetches = dict(zip(names, provider.get(names), strict=True))
     return compare(fetches, reference, ordered=ordered)

@@ -1,0 +1,7 @@
+"""The TF1 queue API inside eager TF2, and its runtime.
+
+``queues``: producers, readers and batching with TF1's names, validated while
+the graph is built; ``session``: ``SessionIterator``, which owns the session,
+coordinator and threads; ``fastpath``: batched readers; ``_validate``: the
+argument checks they share. The public names are on ``tf1compat`` itself.
+"""
