@@ -423,21 +423,19 @@ def test_inputs_eval_gives_standardized_center_crops_in_order(source, no_thread_
 
 
 @pytest.mark.tf
-def test_distorted_inputs_shapes_ranges_and_seed(source, no_thread_leaks):
+def test_distorted_inputs_shapes_and_ranges(source, no_thread_leaks):
+    # Not compared across runs: shuffle_batch's order depends on how many examples the
+    # reader thread has enqueued before each dequeue, even with a seed (as in TF1).
     import tf1compat as tc
 
-    def first_batches(seed):
-        with tc.legacy_graph():
-            images, labels = cifar10.distorted_inputs(source, batch_size=8, min_after_dequeue=16,
-                                                      num_threads=1, seed=seed)
-            assert images.shape.as_list() == [8, 24, 24, 3] and labels.shape.as_list() == [8]
-            with tc.SessionIterator((images, labels)) as it:
-                return [next(it) for _ in range(3)]
-
-    first, again = first_batches(11), first_batches(11)
-    for (images, labels), (images2, labels2) in zip(first, again, strict=True):
-        np.testing.assert_array_equal(labels, labels2)
-        np.testing.assert_allclose(images, images2, atol=1e-5)
+    with tc.legacy_graph():
+        images, labels = cifar10.distorted_inputs(source, batch_size=8, min_after_dequeue=16,
+                                                  num_threads=1, seed=11)
+        assert images.shape.as_list() == [8, 24, 24, 3] and labels.shape.as_list() == [8]
+        with tc.SessionIterator((images, labels)) as it:
+            batches = [next(it) for _ in range(3)]
+    for images, labels in batches:
+        assert images.dtype == np.float32 and images.shape == (8, 24, 24, 3)
         assert labels.dtype == np.int32 and set(labels) <= set(range(10))
         np.testing.assert_allclose(images.mean(axis=(1, 2, 3)), 0, atol=1e-3)
 
