@@ -127,9 +127,12 @@ def test_label_10_in_cifar10_names_the_record(source):
     with pytest.raises(CifarFormatError, match=expected) as e:
         cifar10.read_batch_file(path)
     assert (e.value.path, e.value.index, e.value.expected) == (path, 5, "label in 0..9")
-    with pytest.raises(CifarFormatError) as e:
-        cifar10.convert(source, source + "-out", workers=1, quiet=True)
-    assert (e.value.path, e.value.index) == (path, 5)
+    for workers, shards in ((1, 1), (2, 3)):    # 3 shards: record 5 is row 1 of shard 2
+        with pytest.raises(CifarFormatError, match=expected) as e:
+            cifar10.convert(source, source + "-out", num_shards=shards, workers=workers,
+                            quiet=True)
+        assert (e.value.path, e.value.index) == (path, 5)   # from a worker, whole
+        assert os.listdir(source + "-out") == []
 
 
 def test_unknown_label_bytes_lists_the_choices(source):
@@ -226,7 +229,7 @@ def test_convert_rejects_bad_arguments(source, tmp_path, argument, value):
 @pytest.mark.parametrize("error", [RuntimeError("disk on fire"), KeyboardInterrupt()])
 def test_interrupted_convert_leaves_nothing_then_reruns_then_skips(
         source, tmp_path, monkeypatch, error):
-    encode = cifar10._convert._encode_record
+    encode = cifar10._convert.make_example
     calls = []
 
     def failing(*args, **kwargs):
@@ -236,11 +239,11 @@ def test_interrupted_convert_leaves_nothing_then_reruns_then_skips(
         return encode(*args, **kwargs)
 
     out = tmp_path / "out"
-    monkeypatch.setattr(cifar10._convert, "_encode_record", failing)
+    monkeypatch.setattr(cifar10._convert, "make_example", failing)
     with pytest.raises(type(error)):
         cifar10.convert(source, out, workers=1, quiet=True)
     assert os.listdir(out) == []                    # no output, no temporary left
-    monkeypatch.setattr(cifar10._convert, "_encode_record", encode)
+    monkeypatch.setattr(cifar10._convert, "make_example", encode)
     first = cifar10.convert(source, out, workers=1, quiet=True)
     assert not first.skipped and first.counts == {"train": 40, "test": 12}
     stamps = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
@@ -463,6 +466,41 @@ def test_cli_convert_cifar10(source, tmp_path, capsys):
     assert "skipped" in capsys.readouterr().out
     assert cli.main(["convert-cifar10", str(tmp_path / "nothing"), str(out)]) == 2
     assert "source" in capsys.readouterr().err
+
+
+def test_cli_convert_cifar10_truncated_archive(tmp_path, capsys):
+    from tf1compat import cli
+    archive = cifar10.make_synthetic(tmp_path, num_train=20, num_test=5, archive=True)
+    os.truncate(archive, os.path.getsize(archive) // 2)
+    assert cli.main(["convert-cifar10", archive, str(tmp_path / "out"), "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{archive}: cannot extract" in err and "Traceback" not in err
+    assert os.listdir(tmp_path / "out") == []
+
+
+def test_cli_convert_cifar10_names_file_that_is_not_utf8(source, tmp_path, capsys):
+    from tf1compat import cli
+    meta = os.path.join(source, "batches.meta.txt")
+    with open(meta, "wb") as f:
+        f.write("avión\n".encode("latin-1") * 10)
+    with pytest.raises(CifarFormatError, match="not UTF-8 text") as e:
+        cifar10.convert(source, tmp_path / "out", workers=1, quiet=True)
+    assert e.value.path == meta
+    assert cli.main(["convert-cifar10", source, str(tmp_path / "out"), "--workers", "1"]) == 2
+    assert f"{meta}: not UTF-8 text" in capsys.readouterr().err
+
+
+def test_rerun_over_corrupt_outputs_redoes_them(source, tmp_path, capsys):
+    from tf1compat import cli
+    out = tmp_path / "out"
+    cifar10.convert(source, out, workers=1, quiet=True)
+    good = (out / "cifar10_train.tfrecord").read_bytes()
+    with open(out / "cifar10_train.tfrecord", "r+b") as f:
+        f.seek(len(good) // 2)
+        f.write(b"\xff" * 8)                   # a CRC mismatch in the middle
+    assert cli.main(["convert-cifar10", source, str(out), "--workers", "1"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert (out / "cifar10_train.tfrecord").read_bytes() == good
 
 
 def load_example(name):

@@ -192,19 +192,41 @@ def _add_convert_cifar10(subparsers):
                    help="encoding processes (default: all cores)")
     p.add_argument("--overwrite", action="store_true",
                    help="convert even when valid outputs already exist")
+    _add_runner_arguments(p)
     p.set_defaults(handler=_run_convert_cifar10)
+
+
+def _add_runner_arguments(p):
+    p.add_argument("--runner", choices=("local", "beam"), default="local",
+                   help="local worker processes (default) or Apache Beam (tf1compat[beam])")
+    p.add_argument("--beam-options", default=None, metavar="FLAGS",
+                   help="Beam's own flags for --runner beam, as one string: "
+                        "--beam-options='--runner=FlinkRunner --flink_master=HOST:8081'")
+
+
+def _runner_kwargs(args):
+    import shlex
+    options = shlex.split(args.beam_options) if args.beam_options is not None else None
+    return {"runner": args.runner, "beam_options": options}
+
+
+def _run_converter(command, convert, *args, **kwargs):
+    """Run a converter; exit 2 naming the problem when the input or setup is bad."""
+    from tf1compat.errors import Tf1CompatError
+    try:
+        convert(*args, **kwargs)
+    except (Tf1CompatError, OSError, ImportError) as e:
+        print(f"tf1compat {command}: error: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _run_convert_cifar10(args):
     from tf1compat import cifar10
-    from tf1compat.errors import Tf1CompatError
-    try:
-        cifar10.convert(args.source, args.output_dir, image_format=args.image_format,
-                        num_shards=args.shards, workers=args.workers, overwrite=args.overwrite)
-    except (Tf1CompatError, OSError) as e:
-        print(f"tf1compat convert-cifar10: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return _run_converter(
+        "convert-cifar10", cifar10.convert, args.source, args.output_dir,
+        image_format=args.image_format, num_shards=args.shards, workers=args.workers,
+        overwrite=args.overwrite, **_runner_kwargs(args))
 
 
 _COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify, _add_compare, _add_convert_cifar10]

@@ -6,8 +6,19 @@ against TensorFlow's or tf-slim's behaviour keeps working.
 """
 
 
+def _rebuild_error(cls, args, attributes):
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(attributes)
+    return error
+
+
 class Tf1CompatError(Exception):
-    """Base of all tf1compat errors."""
+    """Base of all tf1compat errors. They pickle with their attributes, so an error
+    raised in a conversion worker reaches the caller whole."""
+
+    def __reduce__(self):
+        return _rebuild_error, (type(self), self.args, self.__dict__)
 
 
 class PipelineConfigError(Tf1CompatError, ValueError):

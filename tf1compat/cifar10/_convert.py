@@ -1,8 +1,8 @@
-"""CIFAR binary batches -> slim's TFRecords, in parallel, streaming and atomic
-(no TensorFlow: the spawned encoding processes stay light).
+"""CIFAR binary batches -> slim's TFRecords, as a plan of shard tasks run by any of
+:mod:`tf1compat.convert`'s runners (no TensorFlow: the workers stay light).
 
-The records are read back by :func:`tf1compat.cifar10.get_split`; the framing
-and the sharded parallel writing are :mod:`tf1compat.records.tfrecord`'s.
+The records are read back by :func:`tf1compat.cifar10.get_split`; the staging, the
+workers and the commit are :mod:`tf1compat.records.sharding`'s.
 """
 
 import dataclasses
@@ -12,27 +12,28 @@ import itertools
 import os
 import struct
 import tarfile
-import tempfile
 import time
 import zlib
 
 import numpy as np
 
+from tf1compat import __version__
 from tf1compat.cifar10._format import (
     _HEIGHT,
     _IMAGE_BYTES,
     _VARIANTS,
     _WIDTH,
-    _iter_file_chunks,
     _parse_records,
     _record_count,
-    _Variant,
 )
+from tf1compat.convert.runners import build_runner
 from tf1compat.errors import CifarFormatError, PipelineConfigError
 from tf1compat.records.example import example_to_dict, make_example
-from tf1compat.records.tfrecord import count_records, iter_records, write_sharded
+from tf1compat.records.sharding import Staging, build_tasks, plan_key
+from tf1compat.records.tfrecord import count_records, iter_records
 
-_CHUNK_RECORDS = 1000      # records read and label-checked at a time
+_CHUNK_RECORDS = 1000      # records read, label-checked and encoded at a time
+_PART_RECORDS = 2500       # records per task: parts of a shard, so all cores have work
 
 
 # ------------------------------------------------------------------------ PNG
@@ -89,19 +90,6 @@ class ConversionSummary:
                 f"({self.image_format}); {action}")
 
 
-@dataclasses.dataclass(frozen=True)
-class _Plan:
-    """The binary inputs of one conversion and the outputs they map to."""
-
-    variant: _Variant
-    sources: dict           # split -> [(binary path, record count)]
-    outputs: dict           # split -> [(output file name, record count)]
-
-    @property
-    def counts(self):
-        return {split: sum(n for _, n in files) for split, files in self.sources.items()}
-
-
 def _find_variant_folder(directory):
     """The folder holding the batch files: ``directory`` or its dataset subfolder."""
     for variant in _VARIANTS.values():
@@ -115,26 +103,47 @@ def _find_variant_folder(directory):
 
 
 def _extract_archive(archive, staging):
-    """Extract an archive's regular files into ``staging``; returns that folder."""
+    """Extract an archive's regular files into ``staging/source`` (once: a resumed
+    run finds them there); returns that folder."""
     target = os.path.join(staging, "source")
+    if os.path.isdir(target):
+        return target
     try:
         with tarfile.open(archive) as tar:
-            tar.extractall(target, members=[m for m in tar if m.isfile()], filter="data")
-    except (tarfile.TarError, OSError) as e:
+            tar.extractall(target + ".tmp", members=[m for m in tar if m.isfile()],
+                           filter="data")
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         raise CifarFormatError(f"{archive}: cannot extract: {e}", path=archive,
                                expected="a CIFAR-10/100 binary .tar.gz") from e
+    os.replace(target + ".tmp", target)
     return target
+
+
+def _check_source(source):
+    source = os.fspath(source)
+    if not os.path.exists(source):
+        raise PipelineConfigError(
+            f"source {source!r} does not exist; expected a CIFAR binary folder or .tar.gz",
+            argument="source", path=source, expected="a CIFAR binary folder or .tar.gz")
+    return source
+
+
+def _source_identity(source):
+    """Name, size and modification time of the source files: part of the plan's key."""
+    if os.path.isfile(source):
+        paths = [source]
+    else:
+        variant, folder = _find_variant_folder(source)
+        paths = [os.path.join(folder, name)
+                 for name in (*variant.file_names, *variant.label_files)]
+    return [(os.path.abspath(p), os.stat(p).st_size, os.stat(p).st_mtime_ns)
+            for p in paths if os.path.isfile(p)]
 
 
 def _open_source(source, staging):
     """``(variant, folder)`` of an extracted folder or a ``.tar.gz`` source."""
-    source = os.fspath(source)
     if os.path.isfile(source):
         source = _extract_archive(source, staging)
-    elif not os.path.isdir(source):
-        raise PipelineConfigError(
-            f"source {source!r} does not exist; expected a CIFAR binary folder or .tar.gz",
-            argument="source", path=source, expected="a CIFAR binary folder or .tar.gz")
     variant, folder = _find_variant_folder(source)
     for names in variant.splits.values():
         for name in names:
@@ -153,16 +162,45 @@ def _shard_names(prefix, split, num_shards):
     return [f"{prefix}_{split}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 
-def _make_plan(variant, folder, num_shards):
-    sources, outputs = {}, {}
+def _iter_examples(indices, *, sources, label_bytes, image_format, extra_label_keys):
+    """The serialized ``tf.train.Example`` of the records at ``indices`` (ascending, into
+    the concatenation of ``sources``, ``[(path, record count)]``): a task's records.
+    Runs in the workers."""
+    record_bytes = label_bytes + _IMAGE_BYTES
+    starts = np.cumsum([0] + [count for _, count in sources])
+    for first in range(0, len(indices), _CHUNK_RECORDS):
+        chunk = np.asarray(indices[first:first + _CHUNK_RECORDS])
+        in_file = np.searchsorted(starts, chunk, side="right") - 1
+        for source in np.unique(in_file):
+            path, count = sources[source]
+            local = chunk[in_file == source] - starts[source]
+            records = np.memmap(path, np.uint8, "r", shape=(count, record_bytes))[local]
+            images, labels = _parse_records(records, label_bytes, path, local)
+            labels = labels.reshape(len(images), label_bytes)
+            encoded = (encode_png(images) if image_format == "png"
+                       else [image.tobytes() for image in images])
+            for image, image_labels in zip(encoded, labels.tolist(), strict=True):
+                features = {"image/encoded": image, "image/format": image_format.encode(),
+                            "image/class/label": image_labels[-1],
+                            "image/height": _HEIGHT, "image/width": _WIDTH}
+                features.update(zip(extra_label_keys, image_labels[:-1], strict=True))
+                yield make_example(features)
+
+
+def _make_plan(variant, folder, num_shards, image_format):
+    """``(tasks, counts)``: record ``i`` of a split goes to shard ``i % num_shards``."""
+    tasks, counts = [], {}
     for split, names in variant.splits.items():
-        paths = [os.path.join(folder, name) for name in names]
-        sources[split] = [(p, _record_count(p, variant.label_bytes)) for p in paths]
-        total = sum(n for _, n in sources[split])
-        sizes = [len(part) for part in np.array_split(np.arange(total), num_shards)]
-        names = _shard_names(variant.name, split, num_shards)
-        outputs[split] = list(zip(names, sizes, strict=True))
-    return _Plan(variant, sources, outputs)
+        sources = tuple((path, _record_count(path, variant.label_bytes))
+                        for path in (os.path.join(folder, name) for name in names))
+        counts[split] = sum(count for _, count in sources)
+        to_records = functools.partial(
+            _iter_examples, sources=sources, label_bytes=variant.label_bytes,
+            image_format=image_format, extra_label_keys=variant.extra_label_keys)
+        for shard, name in enumerate(_shard_names(variant.name, split, num_shards)):
+            tasks.extend(build_tasks(name, range(shard, counts[split], num_shards), to_records,
+                                     max_part_inputs=_PART_RECORDS))
+    return tasks, counts
 
 
 def _label_names(variant, folder):
@@ -171,8 +209,13 @@ def _label_names(variant, folder):
     for names_file, fallback in zip(variant.label_files, variant.label_names, strict=True):
         path = os.path.join(folder, names_file)
         if os.path.isfile(path):
-            with open(path) as f:
-                names = tuple(line.strip() for line in f if line.strip())
+            try:
+                with open(path, encoding="utf-8") as f:
+                    names = tuple(line.strip() for line in f if line.strip())
+            except UnicodeDecodeError as e:
+                raise CifarFormatError(
+                    f"{path}: not UTF-8 text ({e}); expected one class name per line",
+                    path=path, expected="UTF-8 text, one class name per line") from e
             if len(names) != len(fallback):
                 raise CifarFormatError(
                     f"{path}: {len(names)} class names, expected {len(fallback)}",
@@ -192,66 +235,27 @@ def _labels_file_texts(variant, names_per_byte):
             for name, names in texts.items()}
 
 
-def _encode_record(record, label_bytes, image_format, extra_label_keys):
-    """The serialized ``tf.train.Example`` of one binary record (runs in workers)."""
-    pixels = np.frombuffer(record, np.uint8, offset=label_bytes)
-    image = pixels.reshape(1, 3, _HEIGHT, _WIDTH).transpose(0, 2, 3, 1)
-    labels = list(record[:label_bytes])
-    features = {"image/encoded": encode_png(image)[0] if image_format == "png"
-                else image.tobytes(),
-                "image/format": image_format.encode(), "image/class/label": labels[-1],
-                "image/height": _HEIGHT, "image/width": _WIDTH}
-    features.update(zip(extra_label_keys, labels[:-1], strict=True))  # coarse label of CIFAR-100
-    return make_example(features)
-
-
-@dataclasses.dataclass(frozen=True)
-class _RecordStream:
-    """The raw records of some batch files, in order, labels checked; sized, so
-    that the progress bar knows the total."""
-
-    sources: list           # [(path, record count)]
-    label_bytes: int
-
-    def __len__(self):
-        return sum(count for _, count in self.sources)
-
-    def __iter__(self):
-        record_bytes = self.label_bytes + _IMAGE_BYTES
-        for path, count in self.sources:
-            for first, data in _iter_file_chunks(path, record_bytes, count, _CHUNK_RECORDS):
-                _parse_records(data, self.label_bytes, path, first)
-                for offset in range(0, len(data), record_bytes):
-                    yield data[offset:offset + record_bytes]
-
-
-def _write_split(plan, split, staging, image_format, workers):
-    """Encode one split into ``staging``; returns ``[(staged path, final name)]``."""
-    encode = functools.partial(_encode_record, label_bytes=plan.variant.label_bytes,
-                               image_format=image_format,
-                               extra_label_keys=plan.variant.extra_label_keys)
-    names = [name for name, _ in plan.outputs[split]]
-    paths = write_sharded(_RecordStream(plan.sources[split], plan.variant.label_bytes),
-                          os.path.join(staging, f"{plan.variant.name}_{split}.tfrecord"),
-                          len(names), workers=workers, encode=encode)
-    return list(zip(paths, names, strict=True))
-
-
-def _outputs_valid(plan, output_dir, image_format, label_texts):
-    """Whether ``output_dir`` already holds this conversion's complete outputs."""
+def _outputs_valid(tasks, output_dir, image_format, label_texts):
+    """Whether ``output_dir`` already holds this conversion's complete, intact outputs."""
     for name, text in label_texts.items():
         path = os.path.join(output_dir, name)
         if not os.path.isfile(path):
             return False
-        with open(path) as f:
-            if f.read() != text:
+        with open(path, "rb") as f:
+            if f.read() != text.encode():
                 return False
-    for name, size in itertools.chain.from_iterable(plan.outputs.values()):
-        path = os.path.join(output_dir, name)
-        if not os.path.isfile(path) or count_records(path) != size:
-            return False
-        if size and _first_example(path)["image/format"][0] != image_format.encode():
-            return False
+    sizes = {}
+    for task in tasks:
+        sizes[task.name] = sizes.get(task.name, 0) + len(task.inputs)
+    try:
+        for name, size in sizes.items():
+            path = os.path.join(output_dir, name)
+            if not os.path.isfile(path) or count_records(path) != size:
+                return False
+            if size and _first_example(path)["image/format"][0] != image_format.encode():
+                return False
+    except (OSError, ValueError):   # damaged (CorruptRecordError is a ValueError): redo it
+        return False
     return True
 
 
@@ -260,23 +264,15 @@ def _first_example(path):
 
 
 def _stale_outputs(variant, output_dir, keep):
-    """Earlier outputs of the same dataset (e.g. another shard count) not in ``keep``."""
+    """Names of earlier outputs of the same dataset (e.g. another shard count) not in ``keep``."""
     stale = []
     for split in variant.splits:
         for pattern in (f"{variant.name}_{split}.tfrecord",
                         f"{variant.name}_{split}-*-of-*.tfrecord"):
-            stale.extend(p for p in glob.glob(os.path.join(glob.escape(output_dir), pattern))
+            stale.extend(os.path.basename(p)
+                         for p in glob.glob(os.path.join(glob.escape(output_dir), pattern))
                          if os.path.basename(p) not in keep)
     return stale
-
-
-def _commit(plan, staged, output_dir):
-    """Move ``[(staged path, final name)]`` into place in order, then drop stale shards."""
-    for path, name in staged:
-        os.replace(path, os.path.join(output_dir, name))
-    keep = {name for name, _ in itertools.chain.from_iterable(plan.outputs.values())}
-    for path in _stale_outputs(plan.variant, output_dir, keep):
-        os.remove(path)
 
 
 def _check_positive_int(argument, value):
@@ -305,14 +301,8 @@ def _prepare_output_dir(output_dir):
     return output_dir
 
 
-def _default_workers():
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
-            overwrite=False, *, quiet=False):
+            overwrite=False, *, runner="local", beam_options=None, quiet=False):
     """Convert CIFAR-10 (or CIFAR-100) binary batches to slim's TFRecord layout.
 
     ``source`` is the extracted folder (``cifar-10-batches-bin`` or its parent)
@@ -326,37 +316,42 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     ``cifar100_*`` files, the fine label as ``image/class/label`` plus
     ``image/coarse_label``, and ``coarse_labels.txt``.
 
-    Encoding runs in ``workers`` spawned processes (default: all usable cores).
-    Files are read 1000 images at a time and few encoding tasks are in flight,
-    so memory stays bounded whatever the dataset size.
-    Everything is written into a temporary folder inside ``output_dir`` and
-    moved into place at the end: a failure or Ctrl-C leaves no output file.
+    The conversion is a plan of shard tasks (parts of at most 2500 records) run by
+    ``runner``: ``"local"``, ``workers`` processes (default: all usable cores), or
+    ``"beam"``, Apache Beam with ``beam_options`` (the ``tf1compat[beam]`` extra);
+    the output bytes are the same for every runner and worker count. Memory stays
+    bounded whatever the dataset size (1000 records at a time per worker).
+    Everything is written into a hidden staging folder inside ``output_dir`` and
+    moved into place at the end: a failure or Ctrl-C leaves ``output_dir`` as it
+    was; a run killed outright is resumed (completed tasks reused) by the next run.
     When ``output_dir`` already holds valid outputs (names, record counts,
-    image format, labels) nothing is done unless ``overwrite``; outputs of an
-    earlier conversion with another shard count are replaced. Shows a progress
-    bar on a terminal; prints the summary unless ``quiet``; returns it as a
-    :class:`ConversionSummary`.
+    image format, labels) nothing is done unless ``overwrite``; damaged outputs
+    and outputs of an earlier conversion with another shard count are replaced.
+    Shows a progress bar on a terminal; prints the summary unless ``quiet``;
+    returns it as a :class:`ConversionSummary`.
     """
     _check_convert_arguments(image_format, num_shards, workers)
+    runner = build_runner(runner, workers, beam_options)
+    source = _check_source(source)
     output_dir = _prepare_output_dir(output_dir)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=".tf1compat-convert-", dir=output_dir) as staging:
-        variant, folder = _open_source(source, staging)
-        plan = _make_plan(variant, folder, num_shards)
+    key = plan_key("cifar10.convert", __version__, _source_identity(source), image_format,
+                   num_shards)
+    with Staging(output_dir, key) as staging:
+        variant, folder = _open_source(source, staging.path)
+        tasks, counts = _make_plan(variant, folder, num_shards, image_format)
         label_texts = _labels_file_texts(variant, _label_names(variant, folder))
-        skipped = not overwrite and _outputs_valid(plan, output_dir, image_format, label_texts)
+        skipped = not overwrite and _outputs_valid(tasks, output_dir, image_format, label_texts)
         if not skipped:
-            staged = [item for split in plan.outputs for item in _write_split(
-                plan, split, staging, image_format, workers or _default_workers())]
-            for name, text in label_texts.items():
-                with open(os.path.join(staging, name), "w") as f:
-                    f.write(text)
-                staged.append((f.name, name))
-            _commit(plan, staged, output_dir)
-    files = {split: [os.path.join(output_dir, name) for name, _ in outputs]
-             for split, outputs in plan.outputs.items()}
+            staging.write(tasks, runner, desc=variant.name, unit="img")
+            names = {task.name for task in tasks}
+            staging.commit(tasks, label_texts,
+                           _stale_outputs(variant, output_dir, names | set(label_texts)))
+    files = {split: [os.path.join(output_dir, name)
+                     for name in _shard_names(variant.name, split, num_shards)]
+             for split in variant.splits}
     summary = ConversionSummary(
-        variant.name, output_dir, image_format, plan.counts, files,
+        variant.name, output_dir, image_format, counts, files,
         sum(os.path.getsize(p) for p in itertools.chain.from_iterable(files.values())),
         time.perf_counter() - start, skipped)
     if not quiet:

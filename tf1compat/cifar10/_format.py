@@ -101,14 +101,15 @@ def _record_count(path, label_bytes):
     return size // record_bytes
 
 
-def _parse_records(data, label_bytes, path, first_index):
-    """Split raw records into HWC images and labels, checking the label ranges."""
+def _parse_records(data, label_bytes, path, indices):
+    """Split raw records into HWC images and labels, checking the label ranges;
+    ``indices[i]`` is the record number of row ``i`` in ``path`` (for errors)."""
     records = np.frombuffer(data, np.uint8).reshape(-1, label_bytes + _IMAGE_BYTES)
     labels = records[:, :label_bytes].astype(np.int64)
     for column, num_classes in enumerate(_variant_for_label_bytes(label_bytes).num_classes):
         bad = np.flatnonzero(labels[:, column] >= num_classes)
         if bad.size:
-            index = first_index + int(bad[0])
+            index = int(indices[bad[0]])
             raise CifarFormatError(
                 f"{path}: record {index}: label byte {column} is "
                 f"{labels[bad[0], column]}, expected 0..{num_classes - 1}",
@@ -133,7 +134,7 @@ def iter_batch_file(path, label_bytes=1, chunk_records=1000):
     count = _record_count(path, _variant_for_label_bytes(label_bytes).label_bytes)
     for first, data in _iter_file_chunks(path, label_bytes + _IMAGE_BYTES, count,
                                          chunk_records):
-        yield _parse_records(data, label_bytes, path, first)
+        yield _parse_records(data, label_bytes, path, range(first, first + count))
 
 
 def read_batch_file(path, label_bytes=1):

@@ -13,21 +13,18 @@ Byte offsets in errors count bytes of the uncompressed record stream, which for
 plain files are file offsets.
 """
 
-import collections
+import collections.abc
 import contextlib
+import functools
 import io
 import itertools
-import multiprocessing
 import os
 import struct
-import sys
 import uuid
 import zlib
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import google_crc32c
-from tqdm import tqdm
 
 from tf1compat.errors import CorruptRecordError
 
@@ -41,7 +38,7 @@ _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 _HEADER_SIZE = _LENGTH.size + _CRC.size
 _CHUNK = 1 << 20
-_ENCODE_BATCH = 64  # items per task sent to an encoding process
+_PART_ITEMS = 1024  # write_sharded items per task (part of a shard)
 
 
 def crc32c(data):
@@ -403,10 +400,15 @@ class TFRecordWriter:
             raise
 
     def abort(self):
-        """Discard everything written; ``path`` is left untouched."""
-        self._file.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self._tmp_path)
+        """Discard everything written; ``path`` is left untouched. The temporary file is
+        removed even when closing it fails (a full disk refusing the buffered bytes)."""
+        try:
+            self._file.close()
+        except OSError:
+            pass  # flushing what is being discarded failed (EFBIG, ENOSPC): drop it
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self._tmp_path)
 
     def __enter__(self):
         return self
@@ -435,41 +437,9 @@ def shard_paths(output_pattern, num_shards):
     return [f"{base}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 
-def _encode_batch(encode, items):
-    """Run in an encoding process: encode a batch of items."""
-    return [encode(item) for item in items]
-
-
-def _iter_batches(items, size):
-    items = iter(items)
-    while batch := list(itertools.islice(items, size)):
-        yield batch
-
-
-def _iter_encoded(items, encode, workers):
-    """``encode(item)`` for each item in order, using ``workers`` spawned processes.
-
-    At most two batches per worker are in flight, so memory stays bounded for long
-    iterables; pending work is cancelled when the consumer stops early.
-    """
-    if encode is None:
-        yield from items
-        return
-    if workers <= 1:
-        yield from map(encode, items)
-        return
-    # spawn, never fork: the caller may have TensorFlow (and its threads) loaded.
-    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        pending = collections.deque()
-        for batch in _iter_batches(items, _ENCODE_BATCH):
-            pending.append(executor.submit(_encode_batch, encode, batch))
-            if len(pending) >= 2 * workers:
-                yield from pending.popleft().result()
-        while pending:
-            yield from pending.popleft().result()
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+def _encode_items(encode, items):
+    """A write_sharded task's records: its items, encoded by ``encode`` when given."""
+    return items if encode is None else map(encode, items)
 
 
 def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, compression=None):
@@ -477,26 +447,37 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
 
     Item ``i`` goes to shard ``i % num_shards``. ``encode`` turns an item into record
     bytes (e.g. :func:`tf1compat.records.example.make_example`); it runs in ``workers``
-    processes (default: one per CPU; 0 or 1: in this process) and so must be
-    picklable, i.e. a module-level function (processes are spawned, so a calling
-    script needs the usual ``if __name__ == "__main__":`` guard). Without ``encode``
-    items must already be bytes and are written in this process. All shards are
-    written atomically: if anything fails or the run is interrupted, no shard appears
-    under its final name. Shows a progress bar on a terminal.
+    processes (default: one per core; 0 or 1: in this process). Any function works,
+    also one defined in a script without a main guard or in a notebook: the workers
+    are fresh interpreters that receive it pickled by cloudpickle, never re-running
+    the caller. Without ``encode`` items must already be bytes and are written in this
+    process. Items that are not a sequence (a generator) are gathered into a list
+    first: pass light references (indices, file names) and let ``encode`` load them.
+
+    It is a plan of shard tasks (:mod:`tf1compat.records.sharding`): the shards are
+    staged in a hidden folder beside them and moved into place together at the end,
+    so if anything fails or the run is interrupted no shard changes; a run killed
+    outright is resumed by the next identical call. Shows a progress bar on a terminal.
     """
+    from tf1compat.records import sharding  # it builds on this module's writer
+
     paths = shard_paths(output_pattern, num_shards)
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise ValueError(f"workers must be a non-negative int or None, got {workers!r}")
     if encode is not None and not callable(encode):
         raise TypeError(f"encode must be callable, got {type(encode).__name__}")
-    total = len(items) if hasattr(items, "__len__") else None
-    records = _iter_encoded(items, encode, workers)
-    with contextlib.ExitStack() as stack:
-        writers = [stack.enter_context(TFRecordWriter(path, compression)) for path in paths]
-        progress = tqdm(records, total=total, unit="rec", disable=None, file=sys.stderr,
-                        desc=os.path.basename(paths[0]).replace("-00000-", "-*-"))
-        with contextlib.closing(records), progress:
-            for i, record in enumerate(progress):
-                writers[i % num_shards].write(record)
+    runner = sharding.LocalRunner(workers if encode is not None else 0)
+    compression = _compression_type(compression)
+    if not isinstance(items, collections.abc.Sequence):
+        items = list(items)
+    to_records = functools.partial(_encode_items, encode)
+    names = [os.path.basename(path) for path in paths]
+    tasks = [task for shard, name in enumerate(names) for task in sharding.build_tasks(
+        name, items[shard::num_shards], to_records, max_part_inputs=_PART_ITEMS,
+        compression=compression)]
+    try:
+        key = sharding.plan_key("write_sharded", names, items, encode, compression)
+    except Exception:  # unpicklable items (run in this process): no resuming
+        key = uuid.uuid4().hex
+    with sharding.Staging(os.path.dirname(os.path.abspath(paths[0])), key) as staging:
+        staging.write(tasks, runner, desc=names[0].replace("-00000-", "-*-"))
+        staging.commit(tasks)
     return paths

@@ -1,0 +1,100 @@
+"""Apache Beam as a runner of shard plans: the ``tf1compat[beam]`` extra, imported only
+when ``runner="beam"`` (or :class:`WriteShards`) is asked for.
+
+Each :class:`~tf1compat.records.sharding.ShardTask` is one element; ``write_shard`` is
+idempotent (temporary name, then rename), so Beam's retries of a bundle are safe. The
+tasks travel pickled by cloudpickle, so their functions may come from a script or a
+notebook. The output folder must be a file system every Beam worker sees (local runs,
+or a shared mount on a cluster): the shards are written there by ``os`` calls.
+"""
+
+import contextlib
+import os
+import pickle
+
+import cloudpickle
+
+from tf1compat.records.sharding import ShardTask, write_shard
+
+try:
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+except ImportError as e:
+    raise ModuleNotFoundError(
+        f"the Beam runner needs Apache Beam, which is the tf1compat[beam] extra: "
+        f"pip install 'tf1compat[beam]' ({e})", name="apache_beam") from e
+
+# Beam's own default runner first tries to download another runner (Prism); the
+# portable in-process runner behind it needs nothing.
+DEFAULT_RUNNER = "--runner=FnApiRunner"
+_ERROR_SUFFIX = ".error"
+
+
+class _ShardTaskCoder(beam.coders.Coder):
+    """ShardTasks between Beam workers, by cloudpickle (their functions may live in
+    ``__main__``, which plain pickle sends by a name other processes cannot resolve)."""
+
+    def encode(self, value):
+        return cloudpickle.dumps(value)
+
+    def decode(self, encoded):
+        return pickle.loads(encoded)
+
+    def is_deterministic(self):
+        return False
+
+
+beam.coders.registry.register_coder(ShardTask, _ShardTaskCoder)
+
+
+def _write_shard_keeping_error(task, directory):
+    """write_shard; a failure is also left beside the shard (``<file>.error``, the
+    pickled exception), for the driver to raise it with its own type."""
+    try:
+        return write_shard(task, directory)
+    except Exception as e:
+        with contextlib.suppress(Exception):
+            with open(os.path.join(directory, task.file_name + _ERROR_SUFFIX), "wb") as f:
+                f.write(cloudpickle.dumps(e))
+        raise
+
+
+class WriteShards(beam.PTransform):
+    """``PCollection[ShardTask] -> PCollection[ShardResult]``: writes each task into
+    ``directory`` with :func:`~tf1compat.records.sharding.write_shard`.
+
+    For your own Beam pipelines: the shards land under ``ShardTask.file_name``
+    (parts of one shard are concatenated by
+    :meth:`~tf1compat.records.sharding.Staging.commit`, or by you).
+    """
+
+    def __init__(self, directory):
+        super().__init__()
+        self.directory = os.fspath(directory)
+
+    def expand(self, tasks):
+        return tasks | "write_shard" >> beam.Map(_write_shard_keeping_error, self.directory)
+
+
+def pipeline_options(beam_options):
+    """Beam's PipelineOptions from command-line style flags, with our default runner."""
+    flags = list(beam_options or ())
+    if not any(flag == "--runner" or flag.startswith("--runner=") for flag in flags):
+        flags.insert(0, DEFAULT_RUNNER)
+    return PipelineOptions(flags)
+
+
+def run_tasks(tasks, directory, beam_options):
+    """Run ``tasks`` in a Beam pipeline writing into ``directory``. A task's failure is
+    raised with its own type, the Beam error as its cause."""
+    try:
+        with beam.Pipeline(options=pipeline_options(beam_options)) as pipeline:
+            _ = (pipeline | "tasks" >> beam.Create(list(tasks))
+                 | "write" >> WriteShards(directory))
+    except Exception as e:
+        for task in tasks:
+            path = os.path.join(directory, task.file_name + _ERROR_SUFFIX)
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    raise pickle.loads(f.read()) from e
+        raise
