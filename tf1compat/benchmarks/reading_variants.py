@@ -20,11 +20,7 @@ FEATURES = {
     "image/class/label": tf.io.FixedLenFeature((), tf.int64),
 }
 IMAGE_SHAPE = [32, 32, 3]
-# Queue pipelines run each op in the calling thread: on 2 cores, handing every op
-# to a pool thread costs more than it parallelizes (measured: ~2x per step).
-SESSION_CONFIG = v1.ConfigProto(inter_op_parallelism_threads=-1,
-                                intra_op_parallelism_threads=1)
-NUM_THREADS = 2
+NUM_THREADS = 2   # queue pipelines' reading threads; sessions use TensorFlow's default config
 
 
 def _decode_raw(parsed):
@@ -102,13 +98,13 @@ def _slim_fast(path, batch_size, shuffle):
 def _iterate_session_iterator(fetches):
     import tf1compat as tc
 
-    with tc.SessionIterator(fetches, config=SESSION_CONFIG) as batches:
+    with tc.SessionIterator(fetches) as batches:
         yield from batches
 
 
 def _iterate_session_loop(fetches):
     """The hand-written TF1 loop: Session, initializers, runners, sess.run until the end."""
-    with v1.Session(config=SESSION_CONFIG) as session:
+    with v1.Session() as session:
         session.run([v1.global_variables_initializer(), v1.local_variables_initializer()])
         coordinator = v1.train.Coordinator()
         threads = v1.train.start_queue_runners(session, coordinator)

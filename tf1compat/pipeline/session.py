@@ -12,6 +12,7 @@ import re
 import weakref
 
 from tf1compat._tf import tf, v1
+from tf1compat.pipeline.fastpath import files_read_by
 from tf1compat.pipeline.queues import queue_files
 
 __all__ = ["SessionIterator"]
@@ -50,19 +51,17 @@ def _failing_op(error, graph):
         return None
 
 
-def _reader_files(op):
-    """Files of the queue a reader op reads from, when a producer recorded them."""
-    if op is None or op.type not in _READER_OPS:
-        return None
-    return queue_files(op.inputs[1])
-
-
-def _compression_of(reader_op):
-    """"GZIP", "ZLIB" or None for the TFRecordReader behind a reader op."""
-    reader = reader_op.inputs[0].op
-    if reader.type not in ("TFRecordReaderV2", "TFRecordReader"):
-        return None
-    return reader.get_attr("compression_type").decode() or None
+def _files_and_compression(op):
+    """``(files, compression)`` a reader op or a fast path's ``get_next`` reads, when
+    known; compression is "GZIP", "ZLIB" or None for TFRecords, else None."""
+    if op is None:
+        return None, None
+    if op.type not in _READER_OPS:
+        return files_read_by(op) or (None, None)
+    reader = op.inputs[0].op
+    compression = (reader.get_attr("compression_type").decode() or None
+                   if reader.type in ("TFRecordReaderV2", "TFRecordReader") else None)
+    return queue_files(op.inputs[1]), compression
 
 
 def _locate_corrupt_record(files, offset, compression):
@@ -86,17 +85,18 @@ def _locate_corrupt_record(files, offset, compression):
     return None
 
 
-def explain_runner_error(error, graph):
+def explain_runner_error(error, graph, failed="a queue-runner thread failed"):
     """A copy of a queue-runner ``OpError`` (same type) whose message also names
-    the failing op and, for reader ops, the file (or files) it was reading."""
+    the failing op and, for reader ops and fast paths, the file (or files) it was
+    reading. ``failed`` says what failed (a runner thread, or reading)."""
     op = _failing_op(error, graph)
     where = f"op '{op.name}' ({op.type})" if op is not None else "an unnamed op"
-    details = [f"a queue-runner thread failed in {where}"]
-    files = _reader_files(op)
+    details = [f"{failed} in {where}"]
+    files, compression = _files_and_compression(op)
     corrupt_at = _CORRUPT_AT.search(error.message)
     located = None
     if files and corrupt_at and isinstance(error, tf.errors.DataLossError):
-        located = _locate_corrupt_record(files, int(corrupt_at.group(1)), _compression_of(op))
+        located = _locate_corrupt_record(files, int(corrupt_at.group(1)), compression)
     if located is not None:
         details.append(str(located))
     elif files:
@@ -230,6 +230,12 @@ class SessionIterator:
                 f"{e.message}\n[tf1compat] no value arrived within the step timeout; "
                 "is every queue fed by a queue runner, and is the input non-empty?"
             )) from None
+        except tf.errors.OpError as e:
+            self.close()
+            op = _failing_op(e, self._graph)
+            if op is None or files_read_by(op) is None:
+                raise
+            raise explain_runner_error(e, self._graph, failed="reading failed") from None
         except BaseException:
             self.close()
             raise

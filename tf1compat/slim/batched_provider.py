@@ -69,25 +69,17 @@ def _per_example(handler, keys_to_tensors, spec):
     return tf.map_fn(handler.tensors_to_item, keys_to_tensors, fn_output_signature=spec)
 
 
-def _select(pred, inputs, if_true, if_false):
-    """``if_true(inputs)`` or ``if_false(inputs)``: dataflow Switch/Merge, so only one
-    branch runs and no per-step function call is paid (``tf.cond`` makes an ``If`` op)."""
-    when_false, when_true = fastpath._gate(inputs, pred)  # noqa: SLF001 - same package
-    return tf.raw_ops.Merge(inputs=[if_false(when_false), if_true(when_true)]).output
-
-
 def _batched_image(handler, keys_to_tensors, spec):
     """Decode an ``Image`` item for a batch: one ``decode_raw`` when all records are raw."""
     image_key, format_key = handler.keys
     all_raw = tf.reduce_all(tf.reduce_any(
         tf.equal(keys_to_tensors[format_key][:, None], RAW_FORMATS), axis=1))
 
-    def decode_raw(tensors):
-        pixels = tf.io.decode_raw(tensors[image_key], spec.dtype)
+    def decode_raw():
+        pixels = tf.io.decode_raw(keys_to_tensors[image_key], spec.dtype)
         return tf.reshape(pixels, [-1, *spec.shape])
 
-    return _select(all_raw, keys_to_tensors, decode_raw,
-                   lambda tensors: _per_example(handler, tensors, spec))
+    return tf.cond(all_raw, decode_raw, lambda: _per_example(handler, keys_to_tensors, spec))
 
 
 def _batched_item(handler, keys_to_tensors):
@@ -100,17 +92,22 @@ def _batched_item(handler, keys_to_tensors):
     return _per_example(handler, keys_to_tensors, spec)
 
 
-def _batch_decoder(keys_to_features, items_to_handlers, record_key):
-    """``parse_batch(keys, values)`` for :func:`~tf1compat.build_record_batches`."""
+def _items_parser(filename_queue, keys_to_features, items_to_handlers):
+    """``make_parse`` for :func:`~tf1compat.pipeline.fastpath.build_batches`: Examples
+    parsed (or cut, see :mod:`tf1compat.pipeline.example_parsing`), then each item."""
+    make_example_parse = fastpath.example_parser_for(filename_queue, keys_to_features)
 
-    def parse_batch(keys, values):
-        parsed = tf.io.parse_example(values, keys_to_features, example_names=keys)
-        items = {item: _batched_item(handler, {key: parsed[key] for key in handler.keys})
-                 for item, handler in items_to_handlers.items()}
-        items[record_key] = keys
-        return items
+    def make_parse(reading):
+        parse = make_example_parse(reading)
 
-    return parse_batch
+        def parse_items(records, names):
+            parsed = parse(records, names)
+            return {item: _batched_item(handler, {key: parsed[key] for key in handler.keys})
+                    for item, handler in items_to_handlers.items()}
+
+        return parse_items
+
+    return make_parse
 
 
 class BatchedDatasetDataProvider(data_provider.DataProvider):
@@ -141,12 +138,13 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
             filename_queue = queues.string_input_producer(
                 files, num_epochs=num_epochs, shuffle=shuffle, seed=seed, name="filenames")
             readers = [dataset.reader(**(reader_kwargs or {})) for _ in range(num_readers)]
-            items_to_tensors = fastpath.build_record_batches(
-                filename_queue, batch_size,
-                _batch_decoder(keys_to_features, items_to_handlers, record_key),
+            items_to_tensors, keys = fastpath.build_batches(
+                "BatchedDatasetDataProvider", filename_queue, batch_size,
+                _items_parser(filename_queue, keys_to_features, items_to_handlers),
                 reader=readers, num_threads=num_threads or num_readers,
                 capacity=common_queue_capacity, shuffle=shuffle,
                 min_after_dequeue=common_queue_min if shuffle else None, seed=seed,
                 allow_smaller_final_batch=allow_smaller_final_batch,
                 records_per_read=records_per_read)
+        items_to_tensors[record_key] = keys
         super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)

@@ -1,0 +1,159 @@
+"""The four TF1 readers as tf.data datasets that take their files from a filename queue.
+
+:func:`build_record_chunks` reads the files a producer (``string_input_producer``)
+puts in its queue, in the order it dequeues them, so epochs, file shuffling and its
+seed stay the producer's; the stream ends when the producer closes the queue. It
+yields chunks ``{"records", "files", "positions"}`` of ``chunk_size`` records (the
+last one may be smaller; chunks span files), where ``files`` and ``positions`` give
+each record's reader key, as the TF1 reader would have built it (see
+:meth:`Reading.keys`): ``file:byte offset`` for TFRecords, ``file:record number``
+for fixed-length records, ``file:line number`` for text lines, the file name for
+whole files.
+"""
+
+from tf1compat._tf import tf, v1
+from tf1compat.errors import PipelineConfigError
+
+__all__ = ["Reading", "reading_of", "build_record_chunks"]
+
+_READER_NAMES = "TFRecordReader, FixedLengthRecordReader, TextLineReader or WholeFileReader"
+
+
+class Reading:
+    """How one kind of reader reads a file: its records and their key positions."""
+
+    kind = None          # "tfrecord", "fixed_length", "text_line" or "whole_file"
+    compression = None
+
+    def records(self, filename):
+        raise NotImplementedError
+
+    def positions(self, start, records):
+        """``(next start, position of each record)`` for a chunk of one file."""
+        count = tf.shape(records, out_type=tf.int64)[0]
+        return start + count, start + tf.range(count, dtype=tf.int64)
+
+    def keys(self, files, positions):
+        """The TF1 reader's keys of records from ``files`` at ``positions``."""
+        return tf.strings.join([files, tf.strings.as_string(positions)], ":")
+
+
+class _TFRecords(Reading):
+    kind = "tfrecord"
+
+    def __init__(self, compression):
+        self.compression = compression
+
+    def records(self, filename):
+        return tf.data.TFRecordDataset(filename, compression_type=self.compression)
+
+    def positions(self, start, records):
+        framed = tf.cast(tf.strings.length(records), tf.int64) + 16  # + length and 2 CRCs
+        return start + tf.reduce_sum(framed), start + tf.math.cumsum(framed, exclusive=True)
+
+
+class _FixedLengthRecords(Reading):
+    kind = "fixed_length"
+
+    def __init__(self, record_bytes, header_bytes, footer_bytes, compression):
+        self.options = (record_bytes, header_bytes, footer_bytes)
+        self.compression = compression
+
+    def records(self, filename):
+        record_bytes, header_bytes, footer_bytes = self.options
+        return tf.data.FixedLengthRecordDataset(
+            filename, record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
+            compression_type=self.compression)
+
+
+class _TextLines(Reading):
+    kind = "text_line"
+
+    def __init__(self, skip_header_lines):
+        self.skip_header_lines = skip_header_lines
+
+    def records(self, filename):
+        return tf.data.TextLineDataset(filename).skip(self.skip_header_lines)
+
+    def positions(self, start, records):
+        end, numbers = super().positions(start, records)
+        return end, numbers + self.skip_header_lines + 1     # line numbers count from 1
+
+
+class _WholeFiles(Reading):
+    kind = "whole_file"
+
+    def records(self, filename):
+        return tf.data.Dataset.from_tensors(tf.io.read_file(filename))
+
+    def keys(self, files, positions):
+        return files
+
+
+def _describe(reader):
+    op = getattr(getattr(reader, "reader_ref", None), "op", None)
+    return (op.type, op.node_def.attr) if op is not None else (type(reader).__name__, None)
+
+
+def reading_of(api, readers):
+    """The :class:`Reading` of a list of reader instances, which must all read alike."""
+    kinds = {repr(_describe(reader)) for reader in readers}
+    if len(kinds) > 1:
+        raise PipelineConfigError(
+            f"{api}: the readers differ ({len(kinds)} kinds or settings); give readers "
+            "of one kind with the same arguments", argument="reader",
+            expected="readers of one kind and settings")
+    op_type, attrs = _describe(readers[0])
+    if op_type == "TFRecordReaderV2":
+        return _TFRecords(attrs["compression_type"].s.decode() or None)
+    if op_type == "FixedLengthRecordReaderV2":
+        if attrs["hop_bytes"].i:
+            raise PipelineConfigError(
+                f"{api}: FixedLengthRecordReader with hop_bytes={attrs['hop_bytes'].i} is not "
+                "supported here (records would overlap); use the classic pipeline",
+                argument="reader", expected="hop_bytes=0")
+        return _FixedLengthRecords(attrs["record_bytes"].i, attrs["header_bytes"].i,
+                                   attrs["footer_bytes"].i, attrs["encoding"].s.decode() or None)
+    if op_type == "TextLineReaderV2":
+        return _TextLines(attrs["skip_header_lines"].i)
+    if op_type == "WholeFileReaderV2":
+        return _WholeFiles()
+    raise PipelineConfigError(
+        f"{api}: cannot read with a {op_type}; expected a {_READER_NAMES}",
+        argument="reader", expected=_READER_NAMES)
+
+
+def _file_names(filename_queue):
+    """The names dequeued from ``filename_queue`` (a queue or its handle), until it is
+    closed and empty: the dequeue's OutOfRangeError ends a (v1) map dataset."""
+    handle = getattr(filename_queue, "queue_ref", filename_queue)
+
+    def dequeue(_):
+        name = tf.raw_ops.QueueDequeueV2(handle=handle, component_types=[tf.string])[0]
+        name.set_shape([])
+        return name
+
+    return v1.data.Dataset.from_tensors(0).repeat().map(dequeue)
+
+
+def build_record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
+    """Dataset of chunks ``{"records", "files", "positions"}`` of ``chunk_size`` records
+    from the files of ``filename_queue``; ``parallel_files`` files are read at once,
+    interleaved chunk by chunk in a fixed order."""
+
+    def file_chunks(filename):
+        def with_keys(start, records):
+            end, positions = reading.positions(start, records)
+            return end, {"records": records, "files": tf.fill(tf.shape(records), filename),
+                         "positions": positions}
+
+        return reading.records(filename).batch(chunk_size).scan(
+            tf.constant(0, tf.int64), with_keys)
+
+    names = _file_names(filename_queue)
+    if parallel_files == 1:
+        chunks = names.flat_map(file_chunks)
+    else:
+        chunks = names.interleave(file_chunks, cycle_length=parallel_files,
+                                  num_parallel_calls=parallel_files, deterministic=True)
+    return chunks.rebatch(chunk_size)
