@@ -1,6 +1,7 @@
 """Fast paths deliver exactly what the classic per-example pipelines deliver."""
 
 import collections
+import time
 
 import numpy as np
 import pytest
@@ -112,6 +113,29 @@ def test_corrupt_record_raises_data_loss_naming_the_file(record_files):
             collect(build, record_files, 8)
 
 
+def test_records_off_the_template_give_the_classic_batches(tmp_path, rng):
+    """ids from 100: from 128 on they are 2-byte varints, off the first record's template."""
+    files = []
+    for index, ids in enumerate((range(100, 137), range(137, 150))):
+        files.append(str(tmp_path / f"mixed-{index}.tfrecord"))
+        tfrecord.write_records(files[-1], (example.make_example({
+            "id": i, "pixels": rng.integers(0, 256, 12, dtype=np.uint8).tobytes()})
+            for i in ids))
+    got = examples(collect(fast, files, 8, num_epochs=2, num_threads=2))
+    assert got == examples(collect(classic, files, 8, num_epochs=2))
+    assert [i for i, _ in got] == list(range(100, 150)) * 2
+
+
+def test_parse_error_names_the_file_and_offset_of_the_record(record_files):
+    records = list(tfrecord.iter_records(record_files[1]))
+    records[3] = example.make_example({"id": 5})              # no 'pixels'
+    tfrecord.write_records(record_files[1], records)
+    offset = sum(len(record) + 16 for record in records[:3])
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"part-1.tfrecord:{offset}, Feature: pixels"):
+        collect(fast, record_files, 8)
+
+
 @pytest.mark.parametrize("options, argument", [
     ({"records_per_read": 12}, "records_per_read"),
     ({"shuffle": True}, "min_after_dequeue"),
@@ -204,3 +228,99 @@ def test_slim_fast_path_refuses_variable_length_features(tmp_path):
                                num_samples=1, items_to_descriptions={})
     with tc.legacy_graph(), pytest.raises(PipelineConfigError, match="VarLenFeature"):
         BatchedDatasetDataProvider(variable, 4)
+
+
+# ------------------------------------------------- any reader, keys, TF1 loops
+
+def classic_keys_and_values(files, reader):
+    """Every (key, value) the TF1 reader yields for ``files``, in order."""
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(files, num_epochs=1, shuffle=False)
+        key, value = reader().read(queue)
+        return [(k, v) for k, v in tc.SessionIterator((key, value))]
+
+
+def fast_keys_and_values(files, reader, batch_size=3, **options):
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(files, num_epochs=1, shuffle=False)
+        batch = fastpath.build_record_batches(
+            queue, batch_size, lambda keys, values: {"key": keys, "value": values},
+            reader=reader(), allow_smaller_final_batch=True, **options)
+        return [(k, v) for b in tc.SessionIterator(batch)
+                for k, v in zip(b["key"], b["value"], strict=True)]
+
+
+@pytest.mark.parametrize("kind", ["fixed_length", "text_line", "whole_file", "gzip_tfrecord"])
+def test_every_reader_gives_the_classic_keys_and_records(tmp_path, rng, kind):
+    files = []
+    for index, size in enumerate((5, 2, 4)):
+        path = tmp_path / f"f{index}.{kind}"
+        if kind == "fixed_length":        # 2 header bytes, records of 3, 1 footer byte
+            path.write_bytes(b"HH" + rng.integers(0, 256, 3 * size, dtype=np.uint8).tobytes()
+                             + b"F")
+        elif kind == "text_line":
+            path.write_text("header\n" + "\n".join(f"line {index}.{i}" for i in range(size)))
+        elif kind == "whole_file":
+            path.write_bytes(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+        else:
+            tfrecord.write_records(str(path), [bytes([i]) * (i + 1) for i in range(size)],
+                                   compression="GZIP")
+        files.append(str(path))
+    reader = {
+        "fixed_length": lambda: tc.FixedLengthRecordReader(3, header_bytes=2, footer_bytes=1),
+        "text_line": lambda: tc.TextLineReader(skip_header_lines=1),
+        "whole_file": tc.WholeFileReader,
+        "gzip_tfrecord": lambda: tc.TFRecordReader(
+            options=tf.io.TFRecordOptions(compression_type="GZIP")),
+    }[kind]
+    expected = classic_keys_and_values(files, reader)
+    assert len(expected) == (3 if kind == "whole_file" else 11)
+    assert fast_keys_and_values(files, reader) == expected
+    assert sorted(fast_keys_and_values(files, reader, shuffle=True, capacity=8,
+                                       min_after_dequeue=2, seed=1)) == sorted(expected)
+
+
+@pytest.mark.parametrize("reader, message", [
+    (lambda: [tc.TFRecordReader(), tc.WholeFileReader()], "the readers differ"),
+    (lambda: tc.FixedLengthRecordReader(4, hop_bytes=2), "hop_bytes=2"),
+    (lambda: tf.compat.v1.IdentityReader(), "IdentityReaderV2"),
+])
+def test_readers_the_fast_path_cannot_read_are_refused(record_files, reader, message):
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError, match=message) as error:
+        queue = tc.string_input_producer(record_files, num_epochs=1)
+        fastpath.build_record_batches(queue, 4, lambda keys, values: {"v": values},
+                                      reader=reader())
+    assert error.value.argument == "reader"
+
+
+def test_a_hand_written_tf1_loop_runs_the_fast_path(record_files):
+    """Session + the usual initializers + start_queue_runners: local init starts it."""
+    v1 = tf.compat.v1
+    with tc.legacy_graph():
+        batch = fast(record_files, 8)
+        with v1.Session() as session:
+            session.run([v1.global_variables_initializer(), v1.local_variables_initializer()])
+            coordinator = v1.train.Coordinator()
+            threads = v1.train.start_queue_runners(session, coordinator)
+            got = []
+            try:
+                while True:
+                    got.append(session.run(batch))
+            except tf.errors.OutOfRangeError:
+                pass
+            coordinator.request_stop()
+            coordinator.join(threads)
+    assert examples(got) == examples(collect(classic, record_files, 8))
+
+
+@pytest.mark.timeout(60)
+def test_break_from_endless_epochs_stops_within_seconds(record_files):
+    with tc.legacy_graph():
+        batches = tc.SessionIterator(fast(record_files, 8, num_epochs=None))
+        for step, _ in enumerate(batches, 1):
+            if step == 30:                # more than three epochs of 66 examples
+                break
+        started = time.monotonic()
+        batches.close()
+    assert time.monotonic() - started < 5
+    assert batches.steps == 30
