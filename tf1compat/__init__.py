@@ -12,6 +12,7 @@ import os
 from tf1compat.errors import (
     CifarFormatError,
     CorruptRecordError,
+    LoweringError,
     PipelineConfigError,
     PipelineMismatchError,
     Tf1CompatError,
@@ -45,6 +46,7 @@ _LAZY_NAMES = {
     "build_example_batches": "pipeline.fastpath",
     "patch_tf_slim": "slim",
     "to_tf_data": "migrate.tfdata",
+    "describe_lowering": "migrate.lowering",
     "compare": "migrate.comparison",
     "ComparisonReport": "migrate.comparison",
 }
@@ -64,7 +66,8 @@ _MODULES = {
 }
 
 __all__ = sorted([
-    "__version__", "CifarFormatError", "CorruptRecordError", "PipelineConfigError",
+    "__version__", "CifarFormatError", "CorruptRecordError", "LoweringError",
+    "PipelineConfigError",
     "PipelineMismatchError", "Tf1CompatError", "UnknownItemError",
     *_LAZY_NAMES, *_MODULES,
 ])

@@ -148,29 +148,68 @@ def _run_verify(args):
 
 def _add_compare(subparsers):
     p = subparsers.add_parser(
-        "compare", help="compare a slim split's queue pipeline with its tf.data version, "
-                        "example by example (exit 1 when they differ)")
-    p.add_argument("--dataset", required=True, metavar="MODULE:FUNCTION",
-                   help="a slim get_split-style factory f(split_name, dataset_dir)")
+        "compare", help="compare a queue pipeline with its tf.data version, example by "
+                        "example (exit 1 when they differ or it cannot be lowered)")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--pipeline", metavar="MODULE:FUNCTION",
+                      help="a function building a queue pipeline and returning its fetches; "
+                           "compared with its own tf.data lowering")
+    what.add_argument("--dataset", metavar="MODULE:FUNCTION",
+                      help="a slim get_split-style factory f(split_name, dataset_dir)")
     p.add_argument("--split", default="train", help="split name passed to the factory")
     p.add_argument("--dataset-dir", default=None, help="dataset_dir passed to the factory")
     p.add_argument("--items", default=None,
                    help="comma-separated items to compare (default: all the decoder's)")
     p.add_argument("--unordered", action="store_true",
-                   help="shuffle both pipelines and compare them as multisets")
+                   help="compare as multisets (--dataset: shuffle both pipelines; "
+                        "--pipeline: the default when its order changes from run to run)")
     p.add_argument("--num-readers", type=int, default=1,
                    help="readers on the queue side, parallel reads on the tf.data side")
+    p.add_argument("--max-examples", type=int, default=None,
+                   help="--pipeline: compare the first N examples (needed when it repeats "
+                        "forever)")
     p.set_defaults(handler=_run_compare)
 
 
+def _compare_pipeline(args):
+    """The report of ``--pipeline``, after printing the lowering's plan."""
+    import os
+
+    import tf1compat as tc
+    from tf1compat.migrate.comparison import resolve_function
+
+    if os.getcwd() not in sys.path:           # MODULE may live where the command runs
+        sys.path.insert(0, os.getcwd())
+    build = resolve_function(args.pipeline, "pipeline")
+    with tc.legacy_graph():
+        fetches = build()
+    print(f"tf.data lowering: {tc.describe_lowering(fetches)}")
+    return tc.compare(fetches, ordered=False if args.unordered else None,
+                      max_examples=args.max_examples)
+
+
 def _run_compare(args):
-    from tf1compat.errors import PipelineConfigError, UnknownItemError
+    from tf1compat.errors import LoweringError
     from tf1compat.migrate.comparison import compare_split
     items = args.items.split(",") if args.items else None
+    misplaced = ([f"--{name}" for name, unset in (("items", None), ("split", "train"),
+                  ("dataset-dir", None), ("num-readers", 1))
+                  if getattr(args, name.replace("-", "_")) != unset] if args.pipeline
+                 else ["--max-examples"] if args.max_examples is not None else [])
+    if misplaced:
+        print(f"tf1compat compare: error: {', '.join(misplaced)} cannot be used with "
+              f"{'--pipeline' if args.pipeline else '--dataset'}", file=sys.stderr)
+        return 2
     try:
-        report = compare_split(args.dataset, args.split, args.dataset_dir, items,
-                               ordered=not args.unordered, num_readers=args.num_readers)
-    except (PipelineConfigError, UnknownItemError) as e:
+        if args.pipeline:
+            report = _compare_pipeline(args)
+        else:
+            report = compare_split(args.dataset, args.split, args.dataset_dir, items,
+                                   ordered=not args.unordered, num_readers=args.num_readers)
+    except LoweringError as e:
+        print(f"tf1compat compare: {e}", file=sys.stderr)
+        return 1
+    except (TypeError, ValueError) as e:    # PipelineConfigError, UnknownItemError too
         print(f"tf1compat compare: error: {e}", file=sys.stderr)
         return 2
     print(report)

@@ -82,3 +82,25 @@ class PipelineMismatchError(Tf1CompatError, AssertionError):
     def __init__(self, report):
         super().__init__(str(report))
         self.report = report
+
+
+class LoweringError(Tf1CompatError, ValueError):
+    """A queue pipeline cannot be lowered to ``tf.data`` without changing what it delivers.
+
+    Attributes: ``op`` (name of the graph op that stops the lowering), ``op_type``
+    (its type, e.g. ``"Placeholder"``), ``reason`` (why it cannot be lowered) and
+    ``plan`` (the ``tf.data`` steps lowered downstream of that op, or None).
+    """
+
+    def __init__(self, op, op_type, reason, plan=None):
+        super().__init__(op, op_type, reason)
+        self.op = op
+        self.op_type = op_type
+        self.reason = reason
+        self.plan = plan
+
+    def __str__(self):
+        message = f"cannot lower op '{self.op}' ({self.op_type}) to tf.data: {self.reason}"
+        if self.plan:
+            message += f"\nlowered downstream of it: {self.plan}"
+        return message

@@ -38,7 +38,7 @@ from tf1compat.migrate.example_stream import (
     opened,
 )
 
-__all__ = ["compare", "compare_split", "ComparisonReport"]
+__all__ = ["compare", "compare_split", "resolve_function", "ComparisonReport"]
 
 _MAX_PENDING_BYTES = 256 << 20     # unordered mode: data kept of unmatched examples
 _MAX_CANDIDATES = 1000             # unmatched examples searched for the closest one
@@ -289,8 +289,8 @@ def _check_arguments(ordered, rtol, atol, max_examples):
             f"compare: max_examples must be a positive integer or None, got {max_examples!r}")
 
 
-def compare(legacy, reference, *, ordered=True, rtol=0, atol=0, max_examples=None,
-            legacy_batched=None, reference_batched=False):
+def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_examples=None,
+            legacy_batched=None, reference_batched=None):
     """Compare what two input pipelines deliver, example by example.
 
     ``legacy``: fetches built in a ``legacy_graph()`` (compare runs them in a
@@ -299,21 +299,34 @@ def compare(legacy, reference, *, ordered=True, rtol=0, atol=0, max_examples=Non
     ``tf.data.Dataset`` or any iterable of numpy structures. Both sides must
     deliver the same structure (dict, list/tuple or a single array).
 
-    Batches are split into examples along their leading dimension when a side
-    is batched. For fetches, ``legacy_batched=None`` infers it from the graph:
-    outputs of a batching dequeue (``tf.train.batch``, ``shuffle_batch``, the
-    ``*_join`` variants, also behind ``prefetch_queue``) are batched; values
-    computed from a batch after it is dequeued are not recognised, so pass
-    ``legacy_batched=True`` for those, and for a ``SessionIterator`` or an
-    iterable of batches (a shape mismatch in the report hints at it).
-    ``reference_batched`` says whether the reference yields batches.
+    Without ``reference``, ``legacy`` (fetches or a ``SessionIterator``) is
+    compared with its own lowering, :func:`~tf1compat.to_tf_data` of its fetches:
+    in order when the queue pipeline delivers one order every run (one thread,
+    no shuffle queue, files in order or shuffled with a seed), as multisets
+    otherwise (``ordered`` overrides).
 
-    ``ordered=True`` compares the i-th examples of both sides, numeric values
-    equal within ``atol + rtol * |reference|``; ``ordered=False`` compares the
-    sides as multisets of exact content fingerprints (dtype, shape, bytes).
-    ``max_examples`` stops each side after that many examples (for endless
-    pipelines). Returns a :class:`ComparisonReport`.
+    Batches are split into examples along their leading dimension when a side
+    is batched. For fetches and a ``SessionIterator``, ``legacy_batched=None``
+    infers it from the graph: outputs of a batching dequeue (``tf.train.batch``,
+    ``shuffle_batch``, the ``*_join`` variants, also behind ``prefetch_queue``)
+    are batched; values computed from a batch after it is dequeued are not
+    recognised, so pass ``legacy_batched=True`` for those, and for an iterable
+    of batches (a shape mismatch in the report hints at it).
+    ``reference_batched`` says whether the reference yields batches (default:
+    no, or as the legacy side for its own lowering).
+
+    ``ordered=True`` (the default with a reference) compares the i-th examples of
+    both sides, numeric values equal within ``atol + rtol * |reference|``;
+    ``ordered=False`` compares the sides as multisets of exact content
+    fingerprints (dtype, shape, bytes). ``max_examples`` stops each side after
+    that many examples (for endless pipelines). Returns a :class:`ComparisonReport`.
     """
+    if reference is None:
+        reference, deterministic, legacy_batched = _own_lowering(legacy, legacy_batched,
+                                                                 max_examples)
+        ordered = deterministic if ordered is None else ordered
+        reference_batched = legacy_batched if reference_batched is None else reference_batched
+    ordered = True if ordered is None else ordered
     _check_arguments(ordered, rtol, atol, max_examples)
     with opened(legacy, "legacy", legacy_batched) as (legacy_structures, legacy_batched), \
             opened(reference, "reference", reference_batched) as (
@@ -334,32 +347,51 @@ def compare(legacy, reference, *, ordered=True, rtol=0, atol=0, max_examples=Non
                             _item_summaries(*tallies), first_mismatch, mismatched, diffs)
 
 
+def _own_lowering(legacy, legacy_batched, max_examples):
+    """``(lowered dataset, deterministic, legacy_batched)`` for fetches or a SessionIterator."""
+    from tf1compat.migrate.lowering import is_graph_fetches, lower
+    from tf1compat.pipeline.session import SessionIterator
+
+    fetches = legacy.fetches if isinstance(legacy, SessionIterator) else legacy
+    if not is_graph_fetches(fetches):
+        raise TypeError("compare: without a reference, legacy must be the fetches of a queue "
+                        "pipeline or a SessionIterator over them (compared with their tf.data "
+                        f"lowering); got {type(legacy).__name__}")
+    lowering = lower(fetches)
+    if lowering.endless and max_examples is None:
+        raise ValueError("compare: the pipeline repeats forever (a producer with "
+                         "num_epochs=None); pass max_examples to compare its first examples")
+    if legacy_batched is None:
+        legacy_batched = lowering.batched
+    return lowering.to_tf_data(), lowering.deterministic, legacy_batched
+
+
 # ------------------------------------------------------------ slim splits
 
-def _resolve_factory(get_split):
-    """``get_split`` itself when callable, else the function a ``"MODULE:FUNCTION"`` names."""
-    if callable(get_split):
-        return get_split
-    module_name, _, function_name = str(get_split).partition(":")
+def resolve_function(spec, argument="dataset"):
+    """``spec`` itself when callable, else the function a ``"MODULE:FUNCTION"`` names;
+    ``argument`` names the option in the PipelineConfigError for a bad ``spec``."""
+    if callable(spec):
+        return spec
+    module_name, _, function_name = str(spec).partition(":")
     if not module_name or not function_name:
         raise PipelineConfigError(
-            f"dataset {get_split!r} is not MODULE:FUNCTION "
-            "(e.g. 'tf1compat.cifar10:get_split')", argument="dataset",
-            expected="MODULE:FUNCTION")
+            f"{argument} {spec!r} is not MODULE:FUNCTION (e.g. 'my_module:my_function')",
+            argument=argument, expected="MODULE:FUNCTION")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
-        raise PipelineConfigError(f"dataset {get_split!r}: cannot import {module_name!r}: {e}",
-                                  argument="dataset", expected="an importable module") from e
-    factory = getattr(module, function_name, None)
-    if not callable(factory):
+        raise PipelineConfigError(f"{argument} {spec!r}: cannot import {module_name!r}: {e}",
+                                  argument=argument, expected="an importable module") from e
+    function = getattr(module, function_name, None)
+    if not callable(function):
         functions = sorted(name for name, value in vars(module).items()
                            if callable(value) and not name.startswith("_"))
         raise PipelineConfigError(
-            f"dataset {get_split!r}: module {module_name} has no function "
-            f"{function_name!r}; its functions: {functions}", argument="dataset",
+            f"{argument} {spec!r}: module {module_name} has no function "
+            f"{function_name!r}; its functions: {functions}", argument=argument,
             expected=functions)
-    return factory
+    return function
 
 
 def _make_dataset(factory, split_name, dataset_dir):
@@ -387,7 +419,7 @@ def compare_split(get_split, split_name="train", dataset_dir=None, items=None, *
     from tf1compat.pipeline.queues import legacy_graph
     from tf1compat.slim import dataset_data_provider
 
-    factory = _resolve_factory(get_split)
+    factory = resolve_function(get_split)
     reference = to_tf_data(_make_dataset(factory, split_name, dataset_dir), items,
                            shuffle=not ordered, seed=seed, num_parallel_reads=num_readers)
     with legacy_graph(seed=seed):

@@ -17,7 +17,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["dtype_name", "fingerprint", "item_digest", "iter_examples", "opened"]
+__all__ = ["dtype_name", "fingerprint", "infer_legacy_batched", "item_digest", "iter_examples",
+           "opened"]
 
 _BATCH_DEQUEUE_OPS = frozenset({"QueueDequeueMany", "QueueDequeueManyV2",
                                 "QueueDequeueUpTo", "QueueDequeueUpToV2"})
@@ -122,7 +123,8 @@ def _is_batch_output(tensor):
     return False
 
 
-def _infer_legacy_batched(fetches):
+def infer_legacy_batched(fetches):
+    """Whether graph ``fetches`` come out of a batching queue (all or none of them)."""
     batched = {_is_batch_output(tensor) for _, tensor in _flatten(fetches)}
     if len(batched) > 1:
         raise ValueError(
@@ -164,13 +166,16 @@ def opened(source, side, batched):
     if tf is not None and isinstance(source, tf.data.Dataset):
         yield _iter_dataset(source, tf), bool(batched)
         return
-    if tf is not None and side == "legacy" and _is_graph_fetches(source, tf):
+    if tf is not None and side == "legacy":
         from tf1compat.pipeline.session import SessionIterator
-        if batched is None:
-            batched = _infer_legacy_batched(source)
-        with SessionIterator(source) as iterator:
-            yield iterator, batched
-        return
+        if _is_graph_fetches(source, tf):
+            if batched is None:
+                batched = infer_legacy_batched(source)
+            with SessionIterator(source) as iterator:
+                yield iterator, batched
+            return
+        if isinstance(source, SessionIterator) and batched is None:
+            batched = infer_legacy_batched(source.fetches)
     yield source, bool(batched)
 
 

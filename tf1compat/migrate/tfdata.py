@@ -1,8 +1,10 @@
 """A legacy pipeline's spec as a ``tf.data.Dataset``: the migration path off queues.
 
-``to_tf_data(get_split("train", dataset_dir))`` reads the files of a slim
-``Dataset`` with the tf.data equivalent of its TF1 reader and decodes each
-record with the dataset's own decoder, so it yields the same dicts that
+``to_tf_data(fetches)`` lowers any queue pipeline read from its graph
+(:mod:`tf1compat.migrate.lowering`). ``to_tf_data(get_split("train",
+dataset_dir))`` reads the files of a slim ``Dataset`` with the tf.data
+equivalent of its TF1 reader and decodes each record with the dataset's own
+decoder, so it yields the same dicts that
 ``DatasetDataProvider(dataset).get(items)`` does. :mod:`tf1compat.migrate.comparison`
 checks that claim example by example.
 
@@ -25,6 +27,7 @@ import inspect
 
 from tf1compat._tf import tf
 from tf1compat.errors import PipelineConfigError
+from tf1compat.migrate import lowering
 from tf1compat.pipeline._validate import check_positive_int
 
 __all__ = ["to_tf_data"]
@@ -148,7 +151,14 @@ def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
                common_queue_capacity=256):
     """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
 
-    ``dataset`` is a slim ``Dataset`` (``data_sources``, ``reader``, ``decoder``):
+    ``dataset`` is the fetches of a queue pipeline (a tensor, or a tuple, list or
+    dict of tensors built in a :func:`legacy_graph`, e.g. what ``tf.train.batch``
+    returned): the result is the same pipeline in tf.data, built eagerly, with
+    the fetches' structure, dtypes and batch shapes (see
+    :func:`~tf1compat.describe_lowering`); what cannot be lowered raises
+    :class:`~tf1compat.errors.LoweringError`. No other argument applies then.
+
+    Or ``dataset`` is a slim ``Dataset`` (``data_sources``, ``reader``, ``decoder``):
     the result yields ``{item: tensor}`` dicts for ``items`` (default: all the
     decoder's items; an unknown one raises :class:`UnknownItemError`), decoded by
     ``dataset.decoder``. ``record_key`` is not an item here: tf.data has no
@@ -164,6 +174,17 @@ def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
     arguments (e.g. ``{"record_bytes": 3073}``). Batch, prefetch and map further
     as usual.
     """
+    if lowering.is_graph_fetches(dataset):
+        given = {name: value for name, value in (
+            ("items", items), ("shuffle", shuffle), ("num_epochs", num_epochs != 1 and num_epochs),
+            ("seed", seed), ("num_parallel_reads", num_parallel_reads), ("parse_fn", parse_fn),
+            ("reader", reader), ("reader_kwargs", reader_kwargs),
+            ("common_queue_capacity", common_queue_capacity != 256 and common_queue_capacity))
+            if value not in (None, False)}
+        if given:
+            raise TypeError(f"to_tf_data: fetches are lowered as their graph says; "
+                            f"{sorted(given)} apply to a slim Dataset or file names only")
+        return lowering.lower_to_tf_data(dataset)
     _check_epochs_and_reads(num_epochs, num_parallel_reads)
     if _is_slim_dataset(dataset):
         if parse_fn is not None:

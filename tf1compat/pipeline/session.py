@@ -167,6 +167,11 @@ class SessionIterator:
     def graph(self):
         return self._graph
 
+    @property
+    def fetches(self):
+        """The fetches this iterator runs, as given."""
+        return self._fetches
+
     def start(self):
         """Create the session, run the initializers and start the queue runners."""
         if self._closed:

@@ -1,0 +1,431 @@
+"""to_tf_data(fetches): each classic queue pattern lowered to tf.data and compared with
+its queue version (tc.compare without a reference), the readable plan, and the refusals."""
+
+import os
+
+import numpy as np
+import pytest
+from slim_data import get_split_factory, legacy_items, make_examples, write_slim_files
+
+from tf1compat.cifar10 import encode_png
+from tf1compat.errors import LoweringError
+from tf1compat.records.example import make_example
+from tf1compat.records.tfrecord import write_records
+
+tf = pytest.importorskip("tensorflow")
+import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
+
+pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
+v1 = tf.compat.v1
+
+FEATURES = {"id": tf.io.FixedLenFeature([], tf.int64),
+            "x": tf.io.FixedLenFeature([3], tf.float32)}
+
+
+@pytest.fixture
+def tfrecords(tmp_path, rng):
+    """Three TFRecord files of 7, 5 and 9 Examples {id, x}, ids 0..20."""
+    paths, start = [], 0
+    for index, count in enumerate((7, 5, 9)):
+        path = str(tmp_path / f"part-{index}.tfrecord")
+        write_records(path, [make_example({"id": start + i, "x": rng.random(3)})
+                             for i in range(count)])
+        paths.append(path)
+        start += count
+    return paths
+
+
+def parsed(paths, **producer):
+    """``(key, example)`` of the classic read + parse_single_example."""
+    producer = {"num_epochs": 1, "shuffle": False, **producer}
+    key, value = tc.TFRecordReader().read(tc.string_input_producer(paths, **producer))
+    return key, tf.io.parse_single_example(value, FEATURES)
+
+
+def assert_equal_to_own_lowering(fetches, *, ordered, count):
+    report = tc.compare(fetches)
+    assert report.equal, report
+    assert report.ordered is ordered
+    assert report.legacy_count == report.reference_count == count
+    return report
+
+
+def ids_of(batches):
+    return [int(i) for batch in batches for i in batch["id"]]
+
+
+# ------------------------------------------------------------ patterns
+
+def test_one_thread_in_order_with_structure_dtypes_and_batch_shapes(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        batch = tc.batch(example, 4, allow_smaller_final_batch=True)
+        dataset = tc.to_tf_data(batch)
+        assert dataset.element_spec == {"id": tf.TensorSpec([None], tf.int64),
+                                        "x": tf.TensorSpec([None, 3], tf.float32)}
+        assert tc.describe_lowering(batch) == (
+            "3 files, 1 epoch, in order -> TFRecordDataset -> map(1 op: ParseExampleV2) "
+            "-> batch(4, keep remainder)")
+        assert_equal_to_own_lowering(batch, ordered=True, count=21)
+    assert ids_of(dataset) == list(range(21))          # usable eagerly, outside the graph
+    assert [len(b["id"]) for b in dataset] == [4, 4, 4, 4, 4, 1]
+
+
+def test_two_epochs_of_seeded_shuffled_files_keep_tf1_order(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords, num_epochs=2, shuffle=True, seed=5)
+        batch = tc.batch(example, 5, allow_smaller_final_batch=True)
+        assert tc.describe_lowering(batch).startswith(
+            "3 files, 2 epochs, reshuffled every epoch (seed 5) -> TFRecordDataset")
+        assert_equal_to_own_lowering(batch, ordered=True, count=42)
+        dataset = tc.to_tf_data(batch)
+    ids = ids_of(dataset)
+    assert sorted(ids) == sorted(list(range(21)) * 2)
+    assert ids[:21] != list(range(21))                  # the files were reshuffled
+
+
+def test_shuffle_batch_with_threads_equal_as_multisets(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords, num_epochs=2, shuffle=True)
+        batch = tc.shuffle_batch(example, 4, capacity=30, min_after_dequeue=10, num_threads=3,
+                                 seed=7, allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch)
+        assert "reshuffled every epoch (unseeded)" in plan
+        assert "2 threads" not in plan and "3 threads -> parallel" in plan
+        assert plan.endswith("-> shuffle(buffer 10, seed 7) -> batch(4, keep remainder)")
+        assert_equal_to_own_lowering(batch, ordered=False, count=42)
+
+
+def test_the_remainder_is_dropped_as_tf1_drops_it(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        batch = tc.batch(example, 4)
+        assert tc.describe_lowering(batch).endswith("batch(4, drop remainder)")
+        assert_equal_to_own_lowering(batch, ordered=True, count=20)
+        dataset = tc.to_tf_data(batch)
+    assert [len(b["id"]) for b in dataset] == [4] * 5
+
+
+def test_batch_join_of_readers_interleaves_equal_as_multisets(tfrecords):
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(tfrecords, num_epochs=1, shuffle=False)
+        examples = [tf.io.parse_single_example(tc.TFRecordReader().read(queue)[1], FEATURES)
+                    for _ in range(3)]
+        batch = tc.batch_join(examples, 4, allow_smaller_final_batch=True)
+        assert tc.describe_lowering(batch) == (
+            "3 files, 1 epoch, in order -> interleave(3 readers: TFRecordDataset -> "
+            "map(1 op: ParseExampleV2)) -> batch(4, keep remainder)")
+        assert_equal_to_own_lowering(batch, ordered=False, count=21)
+
+
+def test_reader_key_used_downstream(tfrecords):
+    with tc.legacy_graph():
+        key, example = parsed(tfrecords)
+        offset = tf.strings.to_number(tf.strings.split(key, ":")[-1], tf.int64)
+        batch = tc.batch({"id": example["id"], "key": key, "offset": offset}, 3,
+                         allow_smaller_final_batch=True)
+        assert "TFRecordDataset with reader keys" in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=21)
+        dataset = tc.to_tf_data(batch)
+    first = next(iter(dataset))
+    assert first["key"][1].numpy().decode().endswith(f"part-0.tfrecord:{first['offset'][1]}")
+
+
+def test_gzip_tfrecords_with_keys(tmp_path):
+    path = str(tmp_path / "data.tfrecord.gz")
+    write_records(path, [b"a" * 5, b"bb" * 70, b""], compression="GZIP")
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
+        key, value = tc.TFRecordReader(options=tf.io.TFRecordOptions("GZIP")).read(queue)
+        assert "TFRecordDataset(compression_type='GZIP')" in tc.describe_lowering([key, value])
+        assert_equal_to_own_lowering([key, value], ordered=True, count=3)
+
+
+def test_fixed_length_with_header_footer_and_hop(tmp_path):
+    path = str(tmp_path / "records.bin")
+    with open(path, "wb") as f:
+        f.write(b"HEAD" + bytes(range(60)) + b"FOOT!")
+    for hop_bytes in (None, 3):
+        with tc.legacy_graph():
+            queue = tc.string_input_producer([path, path], num_epochs=1, shuffle=False)
+            reader = tc.FixedLengthRecordReader(6, header_bytes=4, footer_bytes=5,
+                                                hop_bytes=hop_bytes)
+            key, value = reader.read(queue)
+            record = tf.reshape(tf.io.decode_raw(value, tf.uint8), [6])
+            batch = tc.batch([key, record], 4, allow_smaller_final_batch=True)
+            assert "FixedLengthRecordDataset(record_bytes=6, header_bytes=4, footer_bytes=5" \
+                in tc.describe_lowering(batch)
+            count = 2 * (10 if hop_bytes is None else 19)
+            assert_equal_to_own_lowering(batch, ordered=True, count=count)
+
+
+def test_text_lines_with_header_and_decode_csv(tmp_path):
+    paths = []
+    for index in range(2):
+        path = tmp_path / f"table-{index}.csv"
+        path.write_text("id,score,name\n# comment\n" + "".join(
+            f"{index * 10 + i},{i * 0.5},n{i}\n" for i in range(6)) + "99,1.5,last")
+        paths.append(str(path))
+    with tc.legacy_graph():
+        key, line = tc.TextLineReader(skip_header_lines=2).read(
+            tc.string_input_producer(paths, num_epochs=1, shuffle=False))
+        row = tf.io.decode_csv(line, [[0], [0.0], [""]])
+        batch = tc.batch([key, *row], 5, allow_smaller_final_batch=True)
+        assert "TextLineDataset(skip_header_lines=2) with reader keys" in \
+            tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=14)
+        dataset = tc.to_tf_data(batch)
+    keys = [k.decode() for b in dataset.as_numpy_iterator() for k in b[0]]
+    assert keys[0].endswith("table-0.csv:3") and keys[-1].endswith("table-1.csv:9")
+
+
+def test_whole_files_and_decode_png(tmp_path, rng):
+    images = rng.integers(0, 256, (5, 6, 4, 3), dtype=np.uint8)
+    for index, png in enumerate(encode_png(images)):
+        (tmp_path / f"image-{index}.png").write_bytes(png)
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([str(tmp_path / "image-*.png")], num_epochs=2,
+                                         shuffle=False)
+        filename, contents = tc.WholeFileReader().read(queue)
+        image = tf.io.decode_png(contents, channels=3)
+        image.set_shape([6, 4, 3])
+        batch = tc.batch([filename, image], 3, allow_smaller_final_batch=True)
+        assert "read_file (whole files) with reader keys" in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=10)
+        dataset = tc.to_tf_data(batch)
+    lowered = np.concatenate([b[1] for b in dataset.as_numpy_iterator()])
+    np.testing.assert_array_equal(lowered, np.concatenate([images, images]))
+
+
+def test_slice_input_producer_over_arrays(rng):
+    features = rng.random((23, 4)).astype(np.float32)
+    labels = np.arange(23)
+    with tc.legacy_graph():
+        feature, label = tc.slice_input_producer([features, labels], num_epochs=2, seed=3)
+        batch = tc.batch([feature * 2.0, label], 5, allow_smaller_final_batch=True)
+        assert tc.describe_lowering(batch).startswith(
+            "23 values, 2 epochs, reshuffled every epoch (seed 3) -> map(")
+        assert_equal_to_own_lowering(batch, ordered=True, count=46)
+        dataset = tc.to_tf_data(batch)
+    lowered = list(dataset.as_numpy_iterator())
+    got_labels = np.concatenate([b[1] for b in lowered])
+    np.testing.assert_array_equal(np.concatenate([b[0] for b in lowered]),
+                                  features[got_labels] * 2.0)
+
+
+def test_slim_provider_batch_and_prefetch_queue(tmp_path, rng):
+    pattern = write_slim_files(str(tmp_path), make_examples(rng, 26))
+    get_split = get_split_factory(pattern, 26)
+    for num_readers, ordered in ((1, True), (3, False)):
+        with tc.legacy_graph():
+            items = legacy_items(get_split, shuffle=False, num_readers=num_readers)
+            images, labels = tc.batch([items["image"], items["label"]], 4,
+                                      allow_smaller_final_batch=True)
+            queue = tc.prefetch_queue([images, labels], capacity=2, dynamic_pad=True)
+            fetches = queue.dequeue()
+            plan = tc.describe_lowering(fetches)
+            assert plan.endswith("-> batch(4, keep remainder) -> prefetch(2)"), plan
+            assert ("interleave(3 readers" in plan) is (num_readers == 3)
+            assert_equal_to_own_lowering(fetches, ordered=ordered, count=26)
+
+
+def test_tutorial_inputs_with_per_batch_ops(tmp_path):
+    from tf1compat import cifar10
+
+    source = cifar10.make_synthetic(str(tmp_path), 20, 10, seed=2)
+    with tc.legacy_graph():
+        images, labels = cifar10.inputs(True, source, batch_size=4, num_epochs=1)
+        plan = tc.describe_lowering((images, labels))
+        assert plan.startswith("1 files, 1 epoch, in order -> FixedLengthRecordDataset(")
+        assert plan.endswith("batch(4, keep remainder) -> map(1 op: Reshape)")
+        assert_equal_to_own_lowering((images, labels), ordered=True, count=10)
+
+
+def test_seeded_random_preprocessing_gives_tf1_values(tmp_path):
+    from tf1compat import cifar10
+
+    source = cifar10.make_synthetic(str(tmp_path), 12, 2, seed=2)
+    files = [os.path.join(source, f"data_batch_{i}.bin") for i in range(1, 6)]
+    with tc.legacy_graph(seed=4):
+        queue = tc.string_input_producer(files, num_epochs=2, seed=1)
+        _, value = tc.FixedLengthRecordReader(1 + 32 * 32 * 3).read(queue)
+        image = tf.reshape(tf.io.decode_raw(value, tf.uint8)[1:], [32, 32, 3])
+        image = tf.image.random_flip_left_right(tf.image.random_crop(image, [24, 24, 3]))
+        image = tf.image.random_brightness(tf.cast(image, tf.float32), 63)
+        batch = tc.batch(image, 5, allow_smaller_final_batch=True)
+        assert "in order: random ops" in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=24)
+
+
+# ------------------------------------------------------------ compare and arguments
+
+def test_compare_splits_the_batches_of_a_session_iterator(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        batch = tc.batch(example, 4, allow_smaller_final_batch=True)
+    report = tc.compare(tc.SessionIterator(batch), tc.to_tf_data(batch).unbatch())
+    assert report.equal and report.legacy_count == 21, report
+    report = tc.compare(tc.SessionIterator(batch))
+    assert report.equal and report.ordered and report.legacy_count == 21, report
+
+
+def test_compare_finds_a_changed_pipeline(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        batch = tc.batch(example, 4, allow_smaller_final_batch=True)
+    changed = tc.to_tf_data(batch).map(lambda b: {**b, "id": b["id"] + 1})
+    report = tc.compare(batch, changed, reference_batched=True)
+    assert not report.equal
+    assert report.first_mismatch.item == "id"
+
+
+def test_fetches_take_no_slim_arguments(tfrecords):
+    with tc.legacy_graph():
+        batch = tc.batch(parsed(tfrecords)[1], 4)
+        with pytest.raises(TypeError, match=r"\['num_epochs', 'shuffle'\] apply to a slim"):
+            tc.to_tf_data(batch, shuffle=True, num_epochs=2)
+    with pytest.raises(TypeError, match="without a reference, legacy must be the fetches"):
+        tc.compare([{"a": np.zeros(2)}])
+
+
+# ------------------------------------------------------------ refusals
+
+def lowering_error(fetches):
+    with pytest.raises(LoweringError) as caught:
+        tc.to_tf_data(fetches)
+    with pytest.raises(LoweringError):
+        tc.compare(fetches)
+    return caught.value
+
+
+def test_placeholder_in_the_per_example_path_is_refused(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        scale = v1.placeholder(tf.float32, [], name="scale")
+        batch = tc.batch({"x": example["x"] * scale}, 4)
+        error = lowering_error(batch)
+    assert (error.op, error.op_type) == ("scale", "Placeholder")
+    assert "queue-runner threads never feed it" in error.reason
+    assert error.plan == "batch(4, drop remainder)"
+    assert str(error).startswith("cannot lower op 'scale' (Placeholder) to tf.data: ")
+    assert str(error).endswith("\nlowered downstream of it: " + error.plan)
+
+
+def test_variable_in_the_per_example_path_is_refused(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        mean = tf.Variable([0.5, 0.5, 0.5], name="mean")
+        batch = tc.batch({"x": example["x"] - mean}, 4)
+        error = lowering_error(batch)
+    assert (error.op, error.op_type) == ("mean", "VarHandleOp")
+    assert "variable" in error.reason
+
+
+def test_queue_fed_from_python_is_refused():
+    with tc.legacy_graph():
+        queue = tf.queue.FIFOQueue(10, [tf.int64], shapes=[[]], name="fed_by_hand")
+        queue.enqueue_many([[1, 2, 3]])
+        error = lowering_error(queue.dequeue_many(2))
+    assert (error.op, error.op_type) == ("fed_by_hand", "FIFOQueueV2")
+    assert "no queue runner feeds this queue" in error.reason
+    assert error.plan == "batch(2, drop remainder)"
+
+
+def test_custom_queue_runner_is_refused():
+    class MyRunner(v1.train.QueueRunner):
+        pass
+
+    with tc.legacy_graph():
+        queue = tf.queue.FIFOQueue(10, [tf.int64], shapes=[[]], name="custom")
+        v1.train.add_queue_runner(MyRunner(queue, [queue.enqueue([7])]))
+        error = lowering_error(queue.dequeue())
+    assert (error.op, error.reason) == ("custom", "fed by a custom queue runner (MyRunner): "
+                                        "its Python code is not in the graph")
+
+
+def test_branches_running_different_ops_are_refused(tfrecords):
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(tfrecords, num_epochs=1)
+        first = tf.io.parse_single_example(tc.TFRecordReader().read(queue)[1], FEATURES)
+        second = tf.io.parse_single_example(tc.TFRecordReader().read(queue)[1], FEATURES)
+        second["x"] = second["x"] * 2.0
+        error = lowering_error(tc.batch_join([first, second], 4))
+    assert error.op_type == "QueueEnqueueV2" and "branches reading one queue" in error.reason
+
+
+def test_a_queue_read_by_two_dequeues_is_refused(tfrecords):
+    with tc.legacy_graph():
+        batch = tc.batch(parsed(tfrecords)[1], 4)
+        queue = tc.prefetch_queue(batch, capacity=2)
+        first, _ = queue.dequeue(), queue.dequeue(name="second_clone")
+        error = lowering_error(first)
+    assert "also read by 'second_clone'" in error.reason
+
+
+def test_read_up_to_is_refused(tfrecords):
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(tfrecords, num_epochs=1)
+        _, values = tc.TFRecordReader().read_up_to(queue, 4)
+        error = lowering_error(values)
+    assert error.op_type == "ReaderReadUpToV2"
+
+
+def test_per_batch_constant_fetches_are_refused():
+    with tc.legacy_graph():
+        error = lowering_error(tf.constant([1, 2]) * 2)
+    assert error.op_type == "Mul" and "come from no reader or queue" in error.reason
+
+
+def test_an_endless_pipeline_needs_max_examples(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords, num_epochs=None)
+        batch = tc.batch(example, 4)
+        assert "3 files, repeated forever, in order" in tc.describe_lowering(batch)
+        with pytest.raises(ValueError, match="repeats forever .* pass max_examples"):
+            tc.compare(batch)
+        report = tc.compare(batch, max_examples=50)
+    assert report.equal and report.ordered and report.legacy_count == 50, report
+
+
+# ------------------------------------------------------------ the command
+
+@pytest.fixture
+def pipeline_module(tmp_path, tfrecords, monkeypatch):
+    """An importable module `old_input` whose functions build queue pipelines."""
+    (tmp_path / "old_input.py").write_text(
+        "import tensorflow as tf\n"
+        "import tf1compat as tc\n"
+        f"FILES = {tfrecords!r}\n"
+        "def inputs():\n"
+        "    queue = tc.string_input_producer(FILES, num_epochs=1, shuffle=False)\n"
+        "    _, value = tc.TFRecordReader().read(queue)\n"
+        "    example = tf.io.parse_single_example(value, {\n"
+        "        'id': tf.io.FixedLenFeature([], tf.int64)})\n"
+        "    return tc.shuffle_batch(example, 4, capacity=20, min_after_dequeue=5,\n"
+        "                            allow_smaller_final_batch=True)\n"
+        "def fed_inputs():\n"
+        "    return tf.compat.v1.placeholder(tf.int64, [None], name='ids') * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "old_input"
+
+
+def test_cli_compare_pipeline(pipeline_module, capsys):
+    from tf1compat import cli
+
+    assert cli.main(["compare", "--pipeline", f"{pipeline_module}:inputs"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tf.data lowering: 3 files, 1 epoch, in order -> TFRecordDataset")
+    assert "\npipelines EQUAL (unordered comparison): 21 examples on each side" in out
+
+
+@pytest.mark.parametrize("arguments, status, message", [
+    (["--pipeline", "old_input:fed_inputs"], 1, "cannot lower op 'ids' (Placeholder)"),
+    (["--pipeline", "old_input:missing"], 2, "has no function 'missing'"),
+    (["--pipeline", "old_input:inputs", "--items", "id"], 2, "--items cannot be used with"),
+    (["--dataset", "old_input:inputs", "--max-examples", "3"], 2, "--max-examples cannot"),
+])
+def test_cli_compare_pipeline_errors(pipeline_module, capsys, arguments, status, message):
+    from tf1compat import cli
+
+    assert cli.main(["compare", *arguments]) == status
+    assert message in capsys.readouterr().err

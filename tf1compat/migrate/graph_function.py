@@ -1,0 +1,190 @@
+"""A piece of a legacy graph as a function that ``tf.data`` can call.
+
+:func:`trace_function` collects the ops between some *stop ops* (the readers and
+dequeues a queue pipeline starts from) and a list of output tensors, and
+:class:`GraphFunction` re-creates exactly those ops wherever it is called: in a
+``Dataset.map`` function, eagerly, or in another graph. The ops are copied from
+the graph's ``GraphDef`` (with its function library, so ``tf.cond`` bodies come
+along) and imported with the stop ops' outputs mapped to the call's arguments:
+the ``wrap_function`` + ``prune`` idea, cut to the ops that are needed.
+
+What cannot run inside a tf.data function raises
+:class:`~tf1compat.errors.LoweringError` naming the op: a placeholder (queue
+runners never feed one), a variable (a copy would not see its updates) and any
+other op using a stateful resource (tables, queues, readers).
+"""
+
+from tf1compat._tf import tf, v1
+from tf1compat.errors import LoweringError
+
+__all__ = ["GraphFunction", "trace_function"]
+
+_PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2"})
+_VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp", "TemporaryVariable"})
+# Ops that only pass values on or hold constants: not worth naming in a plan.
+_PLUMBING = frozenset({"Const", "Identity", "IdentityN", "NoOp", "StopGradient"})
+_SHOWN_TYPES = 3
+# Stateful random ops not named Random*: their values depend on the order of calls.
+_RANDOM = frozenset({"TruncatedNormal", "Multinomial", "ParameterizedTruncatedNormal",
+                     "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"})
+
+
+def _is_stateful_resource(dtype):
+    return dtype == tf.resource or dtype.base_dtype != dtype
+
+
+def _check_op(op):
+    """Raise LoweringError when ``op`` cannot be part of a tf.data function."""
+    if op.type in _PLACEHOLDERS:
+        raise LoweringError(
+            op.name, op.type, "a placeholder: queue-runner threads never feed it (the queue "
+            "pipeline fails here too); use a constant or tf.compat.v1.placeholder_with_default")
+    if op.type in _VARIABLES:
+        raise LoweringError(
+            op.name, op.type, "a variable in the per-example path: a tf.data function would "
+            "not see its updates; use its value as a constant")
+    for tensor in op.inputs:
+        if _is_stateful_resource(tensor.dtype):
+            source = tensor.op
+            raise LoweringError(
+                source.name, source.type, f"a stateful resource used by op '{op.name}' "
+                f"({op.type}) in the per-example path; only stateless ops and random ops "
+                "can be carried into tf.data")
+
+
+def trace_function(graph_def, outputs, is_stop=lambda op: False):
+    """The :class:`GraphFunction` computing ``outputs`` from the outputs of stop ops
+    (those for which ``is_stop(op)`` is true).
+
+    ``graph_def`` is the graph's ``as_graph_def()`` (made once by the caller).
+    The function's ``inputs`` are the outputs of stop ops that the copied ops
+    (or ``outputs`` themselves) use, ordered by op name and output index.
+    """
+    ops, inputs, seen = [], set(), set()
+    pending = []
+    for tensor in outputs:
+        if is_stop(tensor.op):
+            inputs.add(tensor)
+        else:
+            pending.append(tensor.op)
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        ops.append(op)
+        for tensor in op.inputs:
+            if is_stop(tensor.op):
+                inputs.add(tensor)
+            else:
+                pending.append(tensor.op)
+        pending.extend(c for c in op.control_inputs if not is_stop(c))
+    for check in (lambda o: o.type in _PLACEHOLDERS, lambda o: o.type in _VARIABLES, None):
+        for op in sorted(ops, key=lambda o: o.name):
+            if check is None or check(op):
+                _check_op(op)
+    ordered = sorted(inputs, key=lambda t: (t.op.name, t.value_index))
+    return GraphFunction(graph_def, ops, ordered, list(outputs))
+
+
+def _sub_graph_def(graph_def, names):
+    """The nodes ``names`` of ``graph_def`` (graph order), importable on their own:
+    no devices, no colocation, no control inputs from outside."""
+    sub = type(graph_def)()
+    sub.versions.CopyFrom(graph_def.versions)
+    sub.library.CopyFrom(graph_def.library)
+    for node in graph_def.node:
+        if node.name not in names:
+            continue
+        copy = sub.node.add()
+        copy.CopyFrom(node)
+        copy.device = ""
+        if "_class" in copy.attr:
+            del copy.attr["_class"]
+        kept = [name for name in copy.input
+                if not name.startswith("^") or name[1:] in names]
+        del copy.input[:]
+        copy.input.extend(kept)
+    return sub
+
+
+class GraphFunction:
+    """``outputs`` computed from ``inputs`` by copies of ``ops``; call with one value per input."""
+
+    def __init__(self, graph_def, ops, inputs, outputs):
+        self.ops = ops
+        self.inputs = inputs
+        self.outputs = outputs
+        names = {op.name for op in ops}
+        self._graph_def = _sub_graph_def(graph_def, names)
+        consumed = {name if ":" in name else f"{name}:0"
+                    for node in self._graph_def.node for name in node.input
+                    if not name.startswith("^")}
+        self._mapped = [t.name for t in inputs if t.name in consumed]
+        self._computed = [t.name for t in outputs if t.op.name in names]
+
+    @property
+    def is_selection(self):
+        """Whether the outputs are inputs as they are (nothing computed)."""
+        return not self._computed and not self.ops
+
+    def draws_random_numbers(self):
+        """Whether a stateful random op runs (also inside ``tf.cond`` bodies): then the
+        values depend on the order of the calls."""
+        functions = {f.signature.name: f for f in self._graph_def.library.function}
+        pending, seen = [self._graph_def.node], set()
+        while pending:
+            for node in pending.pop():
+                if node.op.startswith("Random") or node.op in _RANDOM:
+                    return True
+                for value in node.attr.values():
+                    for name in [value.func.name, *(f.name for f in value.list.func)]:
+                        if name in functions and name not in seen:
+                            seen.add(name)
+                            pending.append(functions[name].node_def)
+        return False
+
+    def op_types(self):
+        """The op types doing the work, in graph order (no constants or identities)."""
+        order = {node.name: index for index, node in enumerate(self._graph_def.node)}
+        return [op.type for op in sorted(self.ops, key=lambda o: order[o.name])
+                if op.type not in _PLUMBING]
+
+    def describe(self):
+        """``"5 ops: ParseExampleV2, DecodeRaw, Reshape, ..."`` (counting working ops)."""
+        types = self.op_types()
+        shown = list(dict.fromkeys(types))
+        listed = ", ".join(shown[:_SHOWN_TYPES] + (["..."] if len(shown) > _SHOWN_TYPES else []))
+        count = f"{len(types)} op{'s' if len(types) != 1 else ''}"
+        return f"{count}: {listed}" if listed else count
+
+    def signature(self):
+        """What the function computes, independent of op names: equal for two copies
+        of the same per-example code (e.g. the branches of ``batch_join``)."""
+        position = {node.name: index for index, node in enumerate(self._graph_def.node)}
+        position.update({t.op.name: f"in{t.op.type}" for t in self.inputs})
+        nodes = []
+        for node in self._graph_def.node:
+            inputs = []
+            for name in node.input:
+                control, name = name.startswith("^"), name.lstrip("^")
+                op_name, _, index = name.partition(":")
+                inputs.append((control, position.get(op_name, op_name), index))
+            attrs = sorted((key, value.SerializeToString(deterministic=True))
+                           for key, value in node.attr.items())
+            nodes.append((node.op, tuple(inputs), tuple(attrs)))
+        outputs = [(position.get(t.op.name), t.value_index) for t in self.outputs]
+        inputs = [(t.op.type, t.value_index) for t in self.inputs]
+        return (tuple(nodes), tuple(inputs), tuple(outputs))
+
+    def __call__(self, *values):
+        """The outputs for ``values`` (one per input), as a list of tensors."""
+        by_name = dict(zip((t.name for t in self.inputs), values, strict=True))
+        computed = {}
+        if self._computed:
+            results = v1.import_graph_def(
+                self._graph_def, input_map={name: by_name[name] for name in self._mapped},
+                return_elements=self._computed, name="lowered")
+            computed = dict(zip(self._computed, results, strict=True))
+        return [computed[t.name] if t.name in computed else by_name[t.name]
+                for t in self.outputs]

@@ -1,0 +1,342 @@
+"""The steps of a lowered queue pipeline: each builds one ``tf.data`` stage and says
+what it is, so the same plan gives the dataset and its readable description.
+
+A plan is a chain of steps, each holding its ``upstream`` step; a chain starts at a
+:class:`Values` (a producer's file names or slices) or, inside an
+:class:`Interleave`, at an :class:`Element` (one upstream element as a dataset).
+Elements are flat tuples of tensors. :mod:`tf1compat.migrate.lowering` reads the
+graph and assembles the steps.
+"""
+
+from tf1compat._tf import tf
+
+__all__ = ["Batch", "Element", "Interleave", "Map", "Prefetch", "Read", "RoundRobin",
+           "Shuffle", "Values", "describe_seed"]
+
+_DEFAULT_GRAPH_SEED = 87654321   # TF1's graph seed when only an op seed is given
+_TFRECORD_FRAMING = 16           # length (8) + its CRC (4) + data CRC (4) bytes
+
+
+def describe_seed(seed, seed2):
+    """A TF1 op's ``seed``/``seed2`` attributes as the user gave them."""
+    if not seed and not seed2:
+        return "unseeded"
+    if seed == _DEFAULT_GRAPH_SEED:
+        return f"seed {seed2}"
+    return f"graph seed {seed}, op seed {seed2}"
+
+
+def _dataset_seed(seed, seed2):
+    """One tf.data seed from a TF1 op's two seeds (None when unseeded)."""
+    if not seed and not seed2:
+        return None
+    return (seed * 1_000_003 + seed2) % (2 ** 31 - 1)
+
+
+class Step:
+    """One stage; ``apply(dataset)`` adds it to the dataset built by the upstream steps."""
+
+    upstream = None
+    deterministic = True        # delivers the order a one-thread TF1 pipeline delivers
+    endless = False             # repeats forever
+
+    def chain(self):
+        steps, step = [], self
+        while step is not None:
+            steps.append(step)
+            step = step.upstream
+        return steps[::-1]
+
+    def build(self, dataset=None):
+        """The dataset of the whole chain (``dataset`` feeds an :class:`Element` start)."""
+        for step in self.chain():
+            dataset = step.apply(dataset)
+        return dataset
+
+    def describe(self):
+        """The chain, e.g. ``3 files, 1 epoch, in order -> TFRecordDataset -> batch(8, ...)``."""
+        return " -> ".join(text for step in self.chain() if (text := step.text()))
+
+    def is_deterministic(self):
+        return all(step.deterministic for step in self.chain())
+
+    def is_endless(self):
+        return any(step.endless for step in self.chain())
+
+    def text(self):
+        raise NotImplementedError
+
+    def apply(self, dataset):
+        raise NotImplementedError
+
+
+class Element(Step):
+    """The start of a per-element chain inside :class:`Interleave`."""
+
+    def text(self):
+        return ""
+
+    def apply(self, dataset):
+        return dataset
+
+
+class Values(Step):
+    """A producer: ``function()`` gives one epoch's values (shuffled by the producer's
+    own ``RandomShuffle`` op, so seeded orders are TF1's), ``num_epochs`` times."""
+
+    def __init__(self, function, length, num_epochs, seeds, noun):
+        self.function, self.length, self.num_epochs = function, length, num_epochs
+        self.seeds, self.noun = seeds, noun
+        self.deterministic = seeds is None or any(seeds)
+        self.endless = num_epochs is None
+
+    def text(self):
+        count = "" if self.length is None else f"{self.length} "
+        epochs = ("repeated forever" if self.num_epochs is None else
+                  f"{self.num_epochs} epoch{'s' if self.num_epochs != 1 else ''}")
+        order = ("in order" if self.seeds is None else
+                 f"reshuffled every epoch ({describe_seed(*self.seeds)})")
+        return f"{count}{self.noun}, {epochs}, {order}"
+
+    def apply(self, dataset):
+        epochs = (tf.data.Dataset.range(1).repeat() if self.num_epochs is None
+                  else tf.data.Dataset.range(self.num_epochs))
+        function = self.function
+        # Sequential map: the shuffle op's state carries from one epoch to the next.
+        return epochs.map(tf.autograph.experimental.do_not_convert(
+            lambda _: tuple(function()))).unbatch()
+
+
+def _keyed(filename, keys, records):
+    """``(key, record)`` pairs with ``key = filename + ":" + keys`` (an int64 dataset)."""
+    return tf.data.Dataset.zip((keys, records)).map(
+        lambda position, record: (filename + ":" + tf.strings.as_string(position), record))
+
+
+def _tfrecord_records(filename, with_keys, compression_type):
+    records = tf.data.TFRecordDataset(filename, compression_type=compression_type)
+    if not with_keys:
+        return records
+
+    def next_offset(offset, record):   # the key is the record's offset in the stream
+        length = tf.cast(tf.strings.length(record), tf.int64)
+        return offset + length + _TFRECORD_FRAMING, (
+            filename + ":" + tf.strings.as_string(offset), record)
+    return records.scan(tf.constant(0, tf.int64), next_offset)
+
+
+def _text_line_records(filename, with_keys, skip_header_lines):
+    records = tf.data.TextLineDataset(filename).skip(skip_header_lines)
+    if not with_keys:
+        return records
+    first_line = skip_header_lines + 1
+    return _keyed(filename, tf.data.Dataset.range(first_line, tf.int64.max), records)
+
+
+def _hopped_records(filename, record_bytes, header_bytes, footer_bytes, hop_bytes):
+    """Overlapping fixed-length records, as TF1 reads them with ``hop_bytes``."""
+    contents = tf.io.read_file(filename)
+    body = tf.strings.length(contents) - header_bytes - footer_bytes
+    count = tf.maximum((body - record_bytes) // hop_bytes + 1, 0)
+    return tf.data.Dataset.range(tf.cast(count, tf.int64)).map(lambda index: tf.strings.substr(
+        contents, header_bytes + tf.cast(index, tf.int32) * hop_bytes, record_bytes))
+
+
+def _fixed_length_records(filename, with_keys, record_bytes, header_bytes, footer_bytes,
+                          hop_bytes, encoding):
+    if hop_bytes:
+        records = _hopped_records(filename, record_bytes, header_bytes, footer_bytes, hop_bytes)
+    else:
+        records = tf.data.FixedLengthRecordDataset(
+            filename, record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
+            compression_type=encoding)
+    if not with_keys:
+        return records
+    return _keyed(filename, tf.data.Dataset.range(tf.int64.max), records)
+
+
+def _whole_file_records(filename, with_keys):
+    contents = tf.data.Dataset.from_tensors(tf.io.read_file(filename))
+    return contents.map(lambda data: (filename, data)) if with_keys else contents
+
+
+# reader op type -> (records function(filename, with_keys, **arguments), tf.data name)
+READERS = {
+    "TFRecordReaderV2": (_tfrecord_records, "TFRecordDataset"),
+    "TextLineReaderV2": (_text_line_records, "TextLineDataset"),
+    "FixedLengthRecordReaderV2": (_fixed_length_records, "FixedLengthRecordDataset"),
+    "WholeFileReaderV2": (_whole_file_records, "read_file (whole files)"),
+}
+
+
+class Read(Step):
+    """Each upstream file name read into records, as the TF1 reader op would:
+    ``(key, record)`` elements when the pipeline uses the reader's key, else ``(record,)``."""
+
+    def __init__(self, upstream, reader_type, arguments, with_keys):
+        self.upstream, self.reader_type = upstream, reader_type
+        self.arguments, self.with_keys = arguments, with_keys
+
+    def text(self):
+        shown = ", ".join(f"{key}={value!r}" for key, value in self.arguments.items()
+                          if value not in (None, 0, ""))
+        name = READERS[self.reader_type][1]
+        name = f"{name}({shown})" if shown else name
+        return f"{name} with reader keys" if self.with_keys else name
+
+    def apply(self, dataset):
+        records = READERS[self.reader_type][0]
+        arguments, with_keys = self.arguments, self.with_keys
+
+        @tf.autograph.experimental.do_not_convert
+        def read(filename):
+            keyed = records(filename, with_keys, **arguments)
+            return keyed if with_keys else keyed.map(lambda record: (record,))
+        return dataset.flat_map(read)
+
+
+class Map(Step):
+    """The per-example (or per-batch) ops of the legacy graph as a map function.
+
+    :meth:`link` says where the function's inputs are in the element; ``threads``
+    is the number of TF1 threads that ran the ops. The map runs in parallel (order kept)
+    unless the function draws random numbers and TF1 ran it on one thread: then
+    it runs in order, so seeded random ops give TF1's values.
+    """
+
+    def __init__(self, upstream, function, threads=1, unbatch=False):
+        self.upstream, self.function, self.positions = upstream, function, None
+        self.threads, self.unbatch = threads, unbatch
+        self.deterministic = threads == 1
+        self.sequential = threads == 1 and function.draws_random_numbers()
+
+    def link(self, upstream, components):
+        """Set the upstream step, whose elements are made of graph tensors ``components``."""
+        names = [t.name for t in components]
+        self.upstream = upstream
+        self.positions = [names.index(t.name) for t in self.function.inputs]
+        return self
+
+    def is_noop(self):
+        return (self.function.is_selection and not self.unbatch
+                and self.positions == list(range(len(self.positions)))
+                and self.function.inputs == self.function.outputs)
+
+    def text(self):
+        if self.function.is_selection and not self.unbatch:
+            return ""
+        parts = [self.function.describe()]
+        if self.threads > 1:
+            parts.append(f"{self.threads} threads -> parallel")
+        elif self.sequential:
+            parts.append("in order: random ops")
+        text = f"map({', '.join(parts)})"
+        return f"{text} -> unbatch" if self.unbatch else text
+
+    def apply(self, dataset):
+        if self.is_noop():
+            return dataset
+        function, positions = self.function, self.positions
+
+        @tf.autograph.experimental.do_not_convert
+        def call(*components):
+            return tuple(function(*(components[i] for i in positions)))
+        if self.sequential:
+            dataset = dataset.map(call)
+        else:
+            dataset = dataset.map(call, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        return dataset.unbatch() if self.unbatch else dataset
+
+
+class Shuffle(Step):
+    """A ``RandomShuffleQueue``: a shuffle buffer of ``min_after_dequeue`` elements
+    (``capacity`` when that is 0), as TensorFlow's migration notes advise."""
+
+    deterministic = False
+
+    def __init__(self, upstream, buffer_size, seeds):
+        self.upstream, self.buffer_size, self.seeds = upstream, buffer_size, seeds
+
+    def text(self):
+        return f"shuffle(buffer {self.buffer_size}, {describe_seed(*self.seeds)})"
+
+    def apply(self, dataset):
+        return dataset.shuffle(self.buffer_size, seed=_dataset_seed(*self.seeds))
+
+
+class Batch(Step):
+    """A batching dequeue: ``dequeue_many`` drops the last partial batch,
+    ``dequeue_up_to`` (``allow_smaller_final_batch``) keeps it; a
+    ``PaddingFIFOQueue`` (``dynamic_pad``) pads to the longest element."""
+
+    def __init__(self, upstream, batch_size, drop_remainder, padded):
+        self.upstream, self.batch_size = upstream, batch_size
+        self.drop_remainder, self.padded = drop_remainder, padded
+
+    def text(self):
+        name = "padded_batch" if self.padded else "batch"
+        rule = "drop remainder" if self.drop_remainder else "keep remainder"
+        return f"{name}({self.batch_size}, {rule})"
+
+    def apply(self, dataset):
+        if self.padded:
+            return dataset.padded_batch(self.batch_size, drop_remainder=self.drop_remainder)
+        return dataset.batch(self.batch_size, drop_remainder=self.drop_remainder)
+
+
+class Prefetch(Step):
+    """A queue that only buffers batches (``prefetch_queue``)."""
+
+    def __init__(self, upstream, buffer_size):
+        self.upstream, self.buffer_size = upstream, buffer_size
+
+    def text(self):
+        return f"prefetch({self.buffer_size})"
+
+    def apply(self, dataset):
+        return dataset.prefetch(self.buffer_size)
+
+
+class Interleave(Step):
+    """``count`` identical readers (or consumers) sharing one upstream queue: TF1 hands
+    each the next upstream element when it is free; here they take turns."""
+
+    deterministic = False
+
+    def __init__(self, upstream, template, count):
+        self.upstream, self.template, self.count = upstream, template, count
+
+    def text(self):
+        return f"interleave({self.count} readers: {self.template.describe()})"
+
+    def apply(self, dataset):
+        template = self.template
+
+        @tf.autograph.experimental.do_not_convert
+        def per_element(*components):
+            return template.build(tf.data.Dataset.from_tensors(components))
+        return dataset.interleave(per_element, cycle_length=self.count, block_length=1,
+                                  num_parallel_calls=self.count, deterministic=True)
+
+
+class RoundRobin(Step):
+    """Independent pipelines feeding one queue (``batch_join`` over separate
+    producers): one element from each in turn, skipping those that ended."""
+
+    deterministic = False
+
+    def __init__(self, branches):
+        self.branches = branches
+
+    @property
+    def endless(self):
+        return any(branch.is_endless() for branch in self.branches)
+
+    def text(self):
+        return "round-robin(" + " | ".join(b.describe() for b in self.branches) + ")"
+
+    def apply(self, dataset):
+        datasets = [branch.build() for branch in self.branches]
+        order = tf.data.Dataset.range(len(datasets)).repeat()
+        return tf.data.Dataset.choose_from_datasets(datasets, order,
+                                                    stop_on_empty_dataset=False)
