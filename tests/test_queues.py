@@ -269,11 +269,22 @@ def test_empty_file_list_is_rejected():
     assert_config_error(excinfo, "string_tensor", "is empty", "at least one file")
 
 
+def read_error(names, make_reader=tc.TFRecordReader):
+    """The error raised when a reader is connected to a queue of ``names``: only then
+    are they known to be files (TF1 also queues strings that are not)."""
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(names)
+        reader = make_reader()
+        with pytest.raises(PipelineConfigError) as excinfo:
+            reader.read(queue)
+    return excinfo
+
+
 def test_glob_matching_nothing_is_rejected(tmp_path):
     pattern = str(tmp_path / "train-*.tfrecord")
-    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
-        tc.string_input_producer([pattern])
-    assert_config_error(excinfo, "string_tensor", pattern, "matches no file")
+    excinfo = read_error([pattern])
+    assert_config_error(excinfo, "string_tensor", pattern, "matches no file",
+                        "TFRecordReader reads file names from this queue")
     assert excinfo.value.path == pattern
 
 
@@ -286,15 +297,14 @@ def test_glob_is_expanded_sorted(tfrecord_files, tmp_path):
 def test_missing_file_is_rejected(tfrecord_files, tmp_path):
     paths, _ = tfrecord_files
     missing = str(tmp_path / "nope.tfrecord")
-    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
-        tc.string_input_producer(paths + [missing])
+    excinfo = read_error(paths + [missing])
     assert_config_error(excinfo, "string_tensor", "string_tensor[3]", missing, "does not exist")
 
 
 def test_directory_is_rejected(tmp_path):
-    with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
-        tc.string_input_producer([str(tmp_path)])
-    assert_config_error(excinfo, "string_tensor", "is a directory")
+    excinfo = read_error([str(tmp_path)], tc.WholeFileReader)
+    assert_config_error(excinfo, "string_tensor", "is a directory",
+                        "WholeFileReader reads file names")
 
 
 @pytest.mark.parametrize("capacity, min_after_dequeue", [(10, 10), (5, 10)])
@@ -385,7 +395,7 @@ def test_batches_larger_than_capacity_are_accepted_and_delivered():
 @pytest.mark.parametrize("tensor_list, fragment", [
     ([], "tensor_list is empty"),
     ([np.arange(3), np.arange(4)], "different first dimensions [3, 4]"),
-    ([np.zeros([0, 2])], "no rows to slice"),
+    ([np.zeros([0, 2])], "has no rows (first dimension 0) and num_epochs=None"),
 ])
 def test_slice_input_producer_validates_its_tensors(tensor_list, fragment):
     with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:

@@ -38,7 +38,7 @@ from tf1compat.pipeline._validate import (
     require_graph_mode,
 )
 from tf1compat.pipeline.example_parsing import build_example_parser, find_template
-from tf1compat.pipeline.queues import TFRecordReader, queue_files
+from tf1compat.pipeline.queues import TFRecordReader, check_queue_files, queue_files
 from tf1compat.pipeline.record_datasets import build_record_chunks, reading_of
 
 __all__ = ["build_record_batches", "build_example_batches", "build_batches",
@@ -120,6 +120,7 @@ def build_batches(api, filename_queue, batch_size, make_parse, *, reader=None, n
                    records_per_read)
     readers = reader if isinstance(reader, (list, tuple)) else [reader or TFRecordReader()]
     reading = reading_of(api, readers)
+    check_queue_files(filename_queue, api)  # the names are files: they are read
     parse = make_parse(reading)
 
     @tf.autograph.experimental.do_not_convert   # graph code, and our errors unwrapped

@@ -1,27 +1,39 @@
 """TF1 queue input API (producers, readers, batching) that validates early.
 
 Same names, arguments and defaults as ``tf.compat.v1.train.*`` and
-``tf.compat.v1.*Reader``. Build the pipeline inside :func:`legacy_graph` (TF2's
+``tf.compat.v1.*Reader``; TensorFlow's own tests of these functions pass with
+these in their place. Build the pipeline inside :func:`legacy_graph` (TF2's
 eager mode refuses queues) and run it with :class:`tf1compat.SessionIterator`.
 
-What is added to TF1: mistakes that TF1 reports late, opaquely or never (an
-empty file list, a glob matching nothing, a missing file, a fixed record size
-that does not divide a file, ``capacity <= min_after_dequeue``, a non-positive
-batch size) raise :class:`~tf1compat.errors.PipelineConfigError` (a
-``ValueError``) at graph-build time; batching accepts a single tensor as well as
-a list or dict; glob patterns in a file list are expanded.
+What is added to TF1: mistakes that TF1 reports late, opaquely or never raise
+:class:`~tf1compat.errors.PipelineConfigError` (a ``ValueError``) while the graph
+is built: an empty file list; a missing file, a directory or a glob matching
+nothing (checked when a reader is connected to the queue, since
+``string_input_producer`` also queues strings that are not files); a fixed
+record size that does not divide a file; ``capacity <= min_after_dequeue``; a
+non-positive batch size. Batching accepts a single tensor as well as a list or
+dict; glob patterns in a file list are expanded; file names may be str, bytes
+(not necessarily UTF-8), ``os.PathLike`` or numpy strings.
 """
 
 import contextlib
+import glob
+import numbers
 import os
+import re
+import sys
 import weakref
+from typing import NamedTuple
+
+import numpy as np
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline._validate import (
-    check_batching,
+    check_non_negative_int,
     check_num_epochs,
     check_positive_int,
+    check_queue_capacity,
     check_shuffling,
     require_graph_mode,
 )
@@ -30,13 +42,35 @@ __all__ = [
     "legacy_graph", "string_input_producer", "slice_input_producer", "input_producer",
     "TFRecordReader", "FixedLengthRecordReader", "WholeFileReader", "TextLineReader",
     "batch", "shuffle_batch", "batch_join", "shuffle_batch_join", "prefetch_queue",
-    "shard_files", "queue_files", "resolve_files",
+    "shard_files", "queue_files", "resolve_files", "check_queue_files", "check_reader_queues",
+    "READER_OPS",
 ]
 
-_GLOB_CHARACTERS = frozenset("*?[")
+READER_OPS = ("ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo")
 
-# graph -> {queue op name -> tuple of the files a producer put in that queue}
-_FILES_BY_QUEUE = weakref.WeakKeyDictionary()
+_GLOB_CHARACTERS = frozenset(b"*?[")
+_REMOTE = re.compile(rb"^[A-Za-z][A-Za-z0-9+.-]*://")  # gs://, s3://, hdfs://: TF's file systems
+# TensorFlow's glob also matches names that start with "." (Python can from 3.11)
+_GLOB_OPTIONS = {"include_hidden": True} if sys.version_info >= (3, 11) else {}
+_PRODUCER, _STRING_TENSOR = "string_input_producer", "string_tensor"
+
+
+class _Unchecked(NamedTuple):
+    """A queued name not known to be a file when the queue was built."""
+    index: int       # position in the list given
+    given: bytes     # the name or pattern given
+    name: bytes      # the name queued (a match of ``given``, or ``given`` itself)
+    expanded: bool   # whether glob patterns were expanded (Python lists, not tensors)
+
+
+class _QueuedNames(NamedTuple):
+    """What :func:`string_input_producer` put in one queue."""
+    names: tuple      # in queue order: str, or bytes for a name that is not UTF-8
+    unchecked: tuple  # _Unchecked entries, checked when a reader is connected
+
+
+# graph -> {queue op name -> _QueuedNames}
+_NAMES_BY_QUEUE = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
@@ -53,81 +87,260 @@ def legacy_graph(graph=None, *, seed=None):
         yield graph
 
 
-def queue_files(queue):
-    """The files :func:`string_input_producer` put in ``queue`` (a queue or its
-    handle tensor), or ``None`` when the queue was not made by it."""
-    handle = getattr(queue, "queue_ref", queue)
-    return _FILES_BY_QUEUE.get(handle.graph, {}).get(handle.op.name)
+# ------------------------------------------------------------------ file names
+
+def _tf_name(name):
+    """A file name (bytes) as both TensorFlow and Python take it: str, or the bytes
+    themselves when they are not UTF-8 (TensorFlow encodes every str as UTF-8)."""
+    try:
+        return name.decode("utf-8")
+    except UnicodeDecodeError:
+        return name
 
 
-def _is_python_file_list(value):
-    if isinstance(value, (str, bytes, os.PathLike)):
-        return True
-    return isinstance(value, (list, tuple)) and all(
-        isinstance(v, (str, bytes, os.PathLike)) for v in value)
+def _name_bytes(api, argument, index, name):
+    """``name`` (str, bytes, os.PathLike) as the bytes the file system sees."""
+    try:
+        return os.fsencode(name)
+    except TypeError as e:
+        raise TypeError(
+            f"{api}: {argument}[{index}] is {type(name).__name__} {name!r}; expected a "
+            "file name (str, bytes or os.PathLike)") from e
+    except UnicodeEncodeError as e:
+        raise PipelineConfigError(
+            f"{api}: {argument}[{index}] {name!r} cannot be a file name ({e.reason})",
+            argument=argument, expected="a str the file system can encode, or bytes") from e
+
+
+def _python_names(api, argument, value):
+    """The names in a Python name, list or tuple of names, or numpy string array, as
+    bytes; None for anything else (a tensor, or a list holding tensors)."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "USO" or value.ndim > 1:
+            return None
+        value = value.tolist() if value.ndim else [value.item()]
+    elif isinstance(value, (str, bytes, os.PathLike)):
+        value = [value]
+    elif not isinstance(value, (list, tuple)):
+        return None
+    if any(isinstance(v, (tf.Tensor, tf.Variable, np.ndarray)) for v in value):
+        return None
+    return [_name_bytes(api, argument, index, v) for index, v in enumerate(value)]
+
+
+def _is_remote(name):
+    return _REMOTE.match(name) is not None
+
+
+def _exists(name):
+    return tf.io.gfile.exists(name) if _is_remote(name) else os.path.exists(name)
+
+
+def _isdir(name):
+    return tf.io.gfile.isdir(name) if _is_remote(name) else os.path.isdir(name)
+
+
+def _glob(pattern):
+    """Sorted bytes names matching ``pattern``; local names need not be UTF-8."""
+    if not _is_remote(pattern):
+        return sorted(glob.glob(pattern, **_GLOB_OPTIONS))
+    try:
+        return sorted(os.fsencode(m) for m in tf.io.gfile.glob(pattern.decode("utf-8")))
+    except UnicodeDecodeError:
+        return []
+
+
+def _file_size(name):
+    raw = os.fsencode(name)
+    return tf.io.gfile.stat(raw).length if _is_remote(raw) else os.stat(raw).st_size
+
+
+def _expand(names, expand=True):
+    """The names to queue for ``names`` (bytes; with ``expand``, glob patterns that
+    match are replaced by their sorted matches) and the entries among them that
+    are not existing files."""
+    queued, unchecked = [], []
+    for index, name in enumerate(names):
+        if _exists(name):
+            queued.append(name)
+            if _isdir(name):
+                unchecked.append(_Unchecked(index, name, name, expand))
+        elif expand and _GLOB_CHARACTERS.intersection(name) and (matches := _glob(name)):
+            queued.extend(matches)
+            unchecked.extend(_Unchecked(index, name, m, expand) for m in matches if _isdir(m))
+        else:
+            queued.append(name)
+            unchecked.append(_Unchecked(index, name, name, expand))
+    return queued, unchecked
+
+
+def _not_a_file_error(api, argument, entry, context=""):
+    """The PipelineConfigError for ``entry`` if it is (still) not a file, else None."""
+    where, name = f"{api}: {argument}[{entry.index}]", _tf_name(entry.name)
+    expected = "an existing file"
+    if _exists(entry.name):
+        if not _isdir(entry.name):
+            return None
+        expected = "a file"
+        if entry.given != entry.name:
+            message = (f"{where} pattern {_tf_name(entry.given)!r} matches {name!r}, "
+                       "which is a directory")
+        else:
+            message = (f"{where} {name!r} is a directory; expected a file (use a glob "
+                       "such as 'dir/*.tfrecord' for its files)")
+    elif b"\0" in entry.name:
+        message = f"{where} {name!r} contains a NUL byte, which no file name can"
+    elif entry.expanded and _GLOB_CHARACTERS.intersection(entry.name):
+        message = f"{where} pattern {name!r} matches no file"
+        expected = "a pattern matching at least one file"
+    elif not _is_remote(entry.name) and os.path.islink(entry.name):
+        message = f"{where} {name!r} is a symbolic link to a missing file"
+    else:
+        message = f"{where} file {name!r} does not exist"
+        if _GLOB_CHARACTERS.intersection(entry.name):
+            message += " (glob patterns are expanded in a Python list of names, not in a tensor)"
+    return PipelineConfigError(message + context, argument=argument, path=name,
+                               expected=expected)
+
+
+def _raise_for_non_files(api, argument, unchecked, context=""):
+    for entry in unchecked:
+        error = _not_a_file_error(api, argument, entry, context)
+        if error is not None:
+            raise error
+
+
+def _empty_error(api, argument, context=""):
+    return PipelineConfigError(
+        f"{api}: {argument} is empty; expected at least one file name{context}",
+        argument=argument, expected="a non-empty list of file names")
 
 
 def resolve_files(api, argument, names):
     """Expand glob patterns in ``names`` and check every file exists; returns a list.
 
-    ``api`` and ``argument`` name the caller in the PipelineConfigError raised
-    for an empty list, a pattern matching nothing, a missing file or a directory.
+    ``names`` is a name or a list of names (str, bytes, os.PathLike). The files
+    come back as str, or as bytes for names that are not UTF-8 (both TensorFlow
+    and Python's ``open`` take those). ``api`` and ``argument`` name the caller in
+    the PipelineConfigError raised for an empty list, a pattern matching nothing,
+    a missing file or a directory.
     """
-    if isinstance(names, (str, bytes, os.PathLike)):
-        names = [names]
-    if not names:
-        raise PipelineConfigError(
-            f"{api}: {argument} is empty; expected at least one file name",
-            argument=argument, expected="a non-empty list of file names")
-    files = []
-    for index, name in enumerate(names):
-        name = os.fsdecode(name)
-        if tf.io.gfile.exists(name):
-            if tf.io.gfile.isdir(name):
-                raise PipelineConfigError(
-                    f"{api}: {argument}[{index}] {name!r} is a directory; expected a "
-                    "file (use a glob such as 'dir/*.tfrecord' for its files)",
-                    argument=argument, path=name, expected="a file")
-            files.append(name)
-        elif _GLOB_CHARACTERS.intersection(name):
-            matches = sorted(tf.io.gfile.glob(name))
-            if not matches:
-                raise PipelineConfigError(
-                    f"{api}: {argument}[{index}] pattern {name!r} matches no file",
-                    argument=argument, path=name, expected="a pattern matching at least one file")
-            files.extend(matches)
-        else:
-            raise PipelineConfigError(
-                f"{api}: {argument}[{index}] file {name!r} does not exist",
-                argument=argument, path=name, expected="an existing file")
-    return files
+    raw_names = _python_names(api, argument, names)
+    if raw_names is None:
+        raise TypeError(f"{api}: {argument} must be a file name or a list of file names, "
+                        f"got {type(names).__name__}")
+    if not raw_names:
+        raise _empty_error(api, argument)
+    queued, unchecked = _expand(raw_names)
+    _raise_for_non_files(api, argument, unchecked)
+    return [_tf_name(name) for name in queued]
+
+
+def queue_files(queue):
+    """The names :func:`string_input_producer` put in ``queue`` (a queue or its handle
+    tensor), or ``None`` when the queue was not made by it (or from a tensor whose
+    value is unknown while the graph is built)."""
+    queued = _queued_names(queue)
+    return None if queued is None else queued.names
+
+
+def _queued_names(queue):
+    handle = getattr(queue, "queue_ref", queue)
+    return _NAMES_BY_QUEUE.get(handle.graph, {}).get(handle.op.name)
+
+
+def check_queue_files(queue, reader):
+    """Check that every name :func:`string_input_producer` put in ``queue`` is a file.
+
+    Called when ``reader`` (a name for messages) is connected to the queue: only
+    then are the names known to be files. Raises PipelineConfigError naming
+    ``string_tensor`` and the index of the first name that is not a file.
+    """
+    queued = _queued_names(queue)
+    if queued is None or (queued.names and not queued.unchecked):
+        return
+    context = f" ({reader} reads file names from this queue)"
+    if not queued.names:
+        raise _empty_error(_PRODUCER, _STRING_TENSOR, context)
+    _raise_for_non_files(_PRODUCER, _STRING_TENSOR, queued.unchecked, context)
+    handle = getattr(queue, "queue_ref", queue)
+    _NAMES_BY_QUEUE[handle.graph][handle.op.name] = queued._replace(unchecked=())
+
+
+def check_reader_queues(graph):
+    """:func:`check_queue_files` for every reader op in ``graph`` (TensorFlow's
+    readers too) that reads a :func:`string_input_producer` queue."""
+    registry = _NAMES_BY_QUEUE.get(graph, {})
+    if all(queued.names and not queued.unchecked for queued in registry.values()):
+        return
+    for op in graph.get_operations():
+        if op.type in READER_OPS and op.inputs[1].op.name in registry:
+            check_queue_files(op.inputs[1], op.inputs[0].op.type)
+
+
+def _static_names(string_tensor):
+    """The bytes in a string tensor whose value is known while the graph is built."""
+    try:
+        value = tf.get_static_value(string_tensor)
+    except (TypeError, ValueError):
+        return None
+    if value is None or np.ndim(value) != 1:
+        return None
+    return [bytes(v) for v in value]
 
 
 # --------------------------------------------------------------------- producers
 
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
                           capacity=32, shared_name=None, name=None, cancel_op=None):
-    """Queue of file names, as ``tf.compat.v1.train.string_input_producer``.
+    """Queue of strings, usually file names, as ``tf.compat.v1.train.string_input_producer``.
 
-    A Python list (or a single name) is checked: it must be non-empty, every
-    file must exist, and glob patterns are expanded (sorted) and must match.
-    A string tensor (e.g. from ``match_filenames_once``) is passed through.
+    ``string_tensor`` is a list of names (or one name, or a numpy array of them:
+    str, bytes, os.PathLike), or a string tensor (e.g. ``match_filenames_once``).
+    In a list, glob patterns that match files are expanded (sorted). Like TF1 it
+    queues any strings; whether they are files is checked when one of tf1compat's
+    readers reads the queue, or a :class:`~tf1compat.SessionIterator` starts on a
+    graph where any reader does.
     """
-    api = "string_input_producer"
+    api = _PRODUCER
+    names = _python_names(api, _STRING_TENSOR, string_tensor)
+    if names is not None and not names:
+        raise _empty_error(api, _STRING_TENSOR)
     require_graph_mode(api)
-    check_num_epochs(api, num_epochs)
-    check_positive_int(api, "capacity", capacity)
-    files = None
-    if _is_python_file_list(string_tensor):
-        files = resolve_files(api, "string_tensor", string_tensor)
-        string_tensor = files
+    num_epochs = check_num_epochs(api, num_epochs)
+    check_queue_capacity(api, capacity)
+    if isinstance(string_tensor, tf.Variable):  # TF 2's v1 API refuses a Variable; TF1 took it
+        string_tensor = tf.convert_to_tensor(string_tensor)
+    if names is not None:
+        queued, unchecked = _expand(names)
+        string_tensor = queued
+    elif isinstance(string_tensor, tf.Tensor):
+        static = _static_names(string_tensor)
+        queued, unchecked = (None, ()) if static is None else _expand(static, expand=False)
+    else:
+        queued, unchecked = None, ()
     queue = v1.train.string_input_producer(
         string_tensor, num_epochs=num_epochs, shuffle=shuffle, seed=seed,
         capacity=capacity, shared_name=shared_name, name=name, cancel_op=cancel_op)
-    if files is not None:
-        registry = _FILES_BY_QUEUE.setdefault(queue.queue_ref.graph, {})
-        registry[queue.queue_ref.op.name] = tuple(files)
+    if queued is not None:
+        registry = _NAMES_BY_QUEUE.setdefault(queue.queue_ref.graph, {})
+        registry[queue.queue_ref.op.name] = _QueuedNames(
+            tuple(_tf_name(n) for n in queued), tuple(unchecked))
     return queue
+
+
+def _first_dimension(tensor):
+    """The static first dimension as an int (also under TF1 behaviour's ``Dimension``)."""
+    return tf.compat.dimension_value(tensor.shape[0]) if tensor.shape.rank else None
+
+
+def _check_rows(api, argument, tensor, num_epochs):
+    """Refuse a tensor without rows when the producer would loop forever on it."""
+    if num_epochs is None and _first_dimension(tensor) == 0:
+        raise PipelineConfigError(
+            f"{api}: {argument} has no rows (first dimension 0) and num_epochs=None: "
+            "the queue runner would loop forever without producing anything",
+            argument=argument, expected="at least one row, or num_epochs set")
 
 
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
@@ -138,25 +351,22 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
     """
     api = "slice_input_producer"
     require_graph_mode(api)
-    check_num_epochs(api, num_epochs)
-    check_positive_int(api, "capacity", capacity)
+    num_epochs = check_num_epochs(api, num_epochs)
+    check_queue_capacity(api, capacity)
     single = not isinstance(tensor_list, (list, tuple))
     tensors = [tf.convert_to_tensor(t) for t in ([tensor_list] if single else tensor_list)]
     if not tensors:
         raise PipelineConfigError(
             f"{api}: tensor_list is empty; expected at least one tensor",
             argument="tensor_list", expected="a non-empty list of tensors")
-    lengths = {t.shape[0] if t.shape.rank else None for t in tensors}
-    lengths.discard(None)
-    if len(lengths) > 1:
+    firsts = [_first_dimension(t) for t in tensors]
+    if len(set(firsts) - {None}) > 1:
         raise PipelineConfigError(
             f"{api}: tensors in tensor_list have different first dimensions "
-            f"{[t.shape[0] for t in tensors]}; expected one length to slice along",
+            f"{firsts}; expected one length to slice along",
             argument="tensor_list", expected="equal first dimensions")
-    if 0 in lengths:
-        raise PipelineConfigError(
-            f"{api}: tensor_list has no rows to slice (first dimension 0)",
-            argument="tensor_list", expected="at least one row")
+    for tensor in tensors:
+        _check_rows(api, "tensor_list", tensor, num_epochs)
     slices = v1.train.slice_input_producer(
         tensors, num_epochs=num_epochs, shuffle=shuffle, seed=seed,
         capacity=capacity, shared_name=shared_name, name=name)
@@ -169,17 +379,14 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
     """Queue of the rows of ``input_tensor``, as ``tf.compat.v1.train.input_producer``."""
     api = "input_producer"
     require_graph_mode(api)
-    check_num_epochs(api, num_epochs)
-    check_positive_int(api, "capacity", capacity)
+    num_epochs = check_num_epochs(api, num_epochs)
+    check_queue_capacity(api, capacity)
     input_tensor = tf.convert_to_tensor(input_tensor)
     if input_tensor.shape.rank == 0:
         raise PipelineConfigError(
             f"{api}: input_tensor is a scalar; expected a tensor with at least one dimension",
             argument="input_tensor", expected="rank >= 1")
-    if input_tensor.shape.rank and input_tensor.shape[0] == 0:
-        raise PipelineConfigError(
-            f"{api}: input_tensor has no rows (first dimension 0)",
-            argument="input_tensor", expected="at least one row")
+    _check_rows(api, "input_tensor", input_tensor, num_epochs)
     return v1.train.input_producer(
         input_tensor, element_shape=element_shape, num_epochs=num_epochs,
         shuffle=shuffle, seed=seed, capacity=capacity, shared_name=shared_name,
@@ -188,69 +395,92 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 
 # ----------------------------------------------------------------------- readers
 
-class TFRecordReader(v1.TFRecordReader):
-    """``tf.compat.v1.TFRecordReader`` that explains when it is built in eager mode."""
+class _FileQueueReader:
+    """Checks the names of a :func:`string_input_producer` queue when connected to it."""
+
+    def read(self, queue, name=None):
+        self._check_queue(queue)
+        return super().read(queue, name=name)
+
+    def read_up_to(self, queue, num_records, name=None):
+        check_positive_int(type(self).__name__, "num_records", num_records, allow_tensor=True)
+        self._check_queue(queue)
+        return super().read_up_to(queue, num_records, name=name)
+
+    def _check_queue(self, queue):
+        check_queue_files(queue, type(self).__name__)
+
+
+class TFRecordReader(_FileQueueReader, v1.TFRecordReader):
+    """``tf.compat.v1.TFRecordReader`` that checks its queue's files when it reads."""
 
     def __init__(self, name=None, options=None):
         require_graph_mode("TFRecordReader")
         super().__init__(name=name, options=options)
 
 
-class WholeFileReader(v1.WholeFileReader):
-    """``tf.compat.v1.WholeFileReader`` that explains when it is built in eager mode."""
+class WholeFileReader(_FileQueueReader, v1.WholeFileReader):
+    """``tf.compat.v1.WholeFileReader`` that checks its queue's files when it reads."""
 
     def __init__(self, name=None):
         require_graph_mode("WholeFileReader")
         super().__init__(name=name)
 
 
-class TextLineReader(v1.TextLineReader):
-    """``tf.compat.v1.TextLineReader`` that explains when it is built in eager mode."""
+class TextLineReader(_FileQueueReader, v1.TextLineReader):
+    """``tf.compat.v1.TextLineReader`` that checks its queue's files when it reads."""
 
     def __init__(self, skip_header_lines=None, name=None):
-        require_graph_mode("TextLineReader")
+        api = "TextLineReader"
+        require_graph_mode(api)
+        if skip_header_lines is not None:
+            skip_header_lines = check_non_negative_int(
+                api, "skip_header_lines", skip_header_lines, allow_float=True)
         super().__init__(skip_header_lines=skip_header_lines, name=name)
 
 
-class FixedLengthRecordReader(v1.FixedLengthRecordReader):
-    """``tf.compat.v1.FixedLengthRecordReader`` that checks file sizes.
+_FIXED_LENGTH_ENCODINGS = ("", "ZLIB", "GZIP")
+
+
+class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
+    """``tf.compat.v1.FixedLengthRecordReader`` that checks its queue's files and sizes.
 
     When it reads from a :func:`string_input_producer` queue of uncompressed
     files, each file's size minus ``header_bytes`` and ``footer_bytes`` must be
     a multiple of ``record_bytes`` (TF1 silently drops or misreads the rest).
+    ``encoding`` must be None, "ZLIB" or "GZIP" (TF1 reads any other value as
+    uncompressed data).
     """
 
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None,
                  hop_bytes=None, name=None, encoding=None):
         api = "FixedLengthRecordReader"
         require_graph_mode(api)
-        check_positive_int(api, "record_bytes", record_bytes)
-        for argument, value in (("header_bytes", header_bytes),
-                                ("footer_bytes", footer_bytes), ("hop_bytes", hop_bytes)):
-            if value is not None and (not isinstance(value, int) or value < 0):
-                raise PipelineConfigError(
-                    f"{api}: {argument} must be a non-negative integer, got {value!r}",
-                    argument=argument, expected="an integer >= 0")
+        record_bytes = check_positive_int(api, "record_bytes", record_bytes, allow_float=True)
+        header_bytes, footer_bytes, hop_bytes = (
+            None if value is None else check_non_negative_int(api, argument, value,
+                                                              allow_float=True)
+            for argument, value in (("header_bytes", header_bytes),
+                                    ("footer_bytes", footer_bytes), ("hop_bytes", hop_bytes)))
+        text = encoding.decode() if isinstance(encoding, bytes) else encoding
+        if text is not None and text not in _FIXED_LENGTH_ENCODINGS:
+            raise PipelineConfigError(
+                f"{api}: encoding must be None, 'ZLIB' or 'GZIP', got {encoding!r} (TF1 "
+                "reads any other value as uncompressed data)",
+                argument="encoding", expected="None, 'ZLIB' or 'GZIP'")
         super().__init__(record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
                          hop_bytes=hop_bytes, name=name, encoding=encoding)
         self._layout = (record_bytes, header_bytes or 0, footer_bytes or 0)
-        self._checkable = not hop_bytes and not encoding
+        self._checkable = not hop_bytes and not text
 
-    def read(self, queue, name=None):
-        self._check_file_sizes(queue)
-        return super().read(queue, name=name)
-
-    def read_up_to(self, queue, num_records, name=None):
-        self._check_file_sizes(queue)
-        return super().read_up_to(queue, num_records, name=name)
-
-    def _check_file_sizes(self, queue):
+    def _check_queue(self, queue):
+        super()._check_queue(queue)
         files = queue_files(queue)
         if not self._checkable or not files:
             return
         record_bytes, header_bytes, footer_bytes = self._layout
         for path in files:
-            size = tf.io.gfile.stat(path).length
+            size = _file_size(path)
             body = size - header_bytes - footer_bytes
             if body >= 0 and body % record_bytes == 0:
                 continue
@@ -267,6 +497,13 @@ class FixedLengthRecordReader(v1.FixedLengthRecordReader):
 
 
 # ---------------------------------------------------------------------- batching
+
+def _check_batching(api, batch_size, capacity, num_threads=1):
+    require_graph_mode(api, ValueError)  # TF1's batching raises ValueError in eager mode
+    check_positive_int(api, "batch_size", batch_size, allow_tensor=True)
+    check_queue_capacity(api, capacity)
+    check_positive_int(api, "num_threads", num_threads)
+
 
 def _is_single_tensor(value):
     return isinstance(value, (tf.Tensor, tf.SparseTensor, tf.Variable))
@@ -302,7 +539,7 @@ def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False,
 
     Like TF1, a final partial batch is dropped unless ``allow_smaller_final_batch``.
     """
-    check_batching("batch", batch_size, capacity, num_threads)
+    _check_batching("batch", batch_size, capacity, num_threads)
     return _call_with_structure(lambda t: v1.train.batch(
         t, batch_size, num_threads=num_threads, capacity=capacity,
         enqueue_many=enqueue_many, shapes=shapes, dynamic_pad=dynamic_pad,
@@ -315,7 +552,7 @@ def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=
                   allow_smaller_final_batch=False, shared_name=None, name=None):
     """Batches drawn at random from a buffer, as ``tf.compat.v1.train.shuffle_batch``."""
     api = "shuffle_batch"
-    check_batching(api, batch_size, capacity, num_threads)
+    _check_batching(api, batch_size, capacity, num_threads)
     check_shuffling(api, capacity, min_after_dequeue)
     return _call_with_structure(lambda t: v1.train.shuffle_batch(
         t, batch_size, capacity, min_after_dequeue, num_threads=num_threads,
@@ -329,7 +566,7 @@ def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes
                name=None):
     """Batches from several readers (one thread each), as ``tf.compat.v1.train.batch_join``."""
     api = "batch_join"
-    check_batching(api, batch_size, capacity)
+    _check_batching(api, batch_size, capacity)
     wrapped = _check_join_list(api, tensors_list)
     result = v1.train.batch_join(
         wrapped, batch_size, capacity=capacity, enqueue_many=enqueue_many,
@@ -344,7 +581,7 @@ def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, se
                        shared_name=None, name=None):
     """Shuffled batches from several readers, as ``tf.compat.v1.train.shuffle_batch_join``."""
     api = "shuffle_batch_join"
-    check_batching(api, batch_size, capacity)
+    _check_batching(api, batch_size, capacity)
     check_shuffling(api, capacity, min_after_dequeue)
     wrapped = _check_join_list(api, tensors_list)
     result = v1.train.shuffle_batch_join(
@@ -364,7 +601,7 @@ def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False,
     """
     api = "prefetch_queue"
     require_graph_mode(api)
-    check_positive_int(api, "capacity", capacity)
+    check_queue_capacity(api, capacity)
     check_positive_int(api, "num_threads", num_threads)
     if isinstance(tensors, dict):
         names = sorted(tensors)
@@ -400,14 +637,14 @@ def shard_files(files, num_workers, worker_index):
     dealt round-robin, so every worker gets a fixed, disjoint share on every run.
     """
     api = "shard_files"
-    check_positive_int(api, "num_workers", num_workers)
-    if isinstance(worker_index, bool) or not isinstance(worker_index, int) \
+    num_workers = check_positive_int(api, "num_workers", num_workers)
+    if isinstance(worker_index, bool) or not isinstance(worker_index, numbers.Integral) \
             or not 0 <= worker_index < num_workers:
         raise PipelineConfigError(
             f"{api}: worker_index={worker_index!r} is out of range for "
             f"num_workers={num_workers}; valid: 0..{num_workers - 1}",
             argument="worker_index", expected=f"an integer in [0, {num_workers})")
-    resolved = sorted(set(resolve_files(api, "files", files)))
+    resolved = sorted(set(resolve_files(api, "files", files)), key=os.fsencode)
     if len(resolved) < num_workers:
         raise PipelineConfigError(
             f"{api}: {len(resolved)} file(s) cannot be shared by {num_workers} workers; "

@@ -13,12 +13,11 @@ import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.fastpath import files_read_by
-from tf1compat.pipeline.queues import queue_files
+from tf1compat.pipeline.queues import READER_OPS, check_reader_queues, queue_files
 
 __all__ = ["SessionIterator"]
 
 _THREAD_PREFIX = "tf1compat-"
-_READER_OPS = ("ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo")
 _NODE_TAG = re.compile(r"\{\{node ([^}]+)\}\}")
 _CORRUPT_AT = re.compile(r"corrupted record at (\d+)")
 
@@ -56,7 +55,7 @@ def _files_and_compression(op):
     known; compression is "GZIP", "ZLIB" or None for TFRecords, else None."""
     if op is None:
         return None, None
-    if op.type not in _READER_OPS:
+    if op.type not in READER_OPS:
         return files_read_by(op) or (None, None)
     reader = op.inputs[0].op
     compression = (reader.get_attr("compression_type").decode() or None
@@ -178,6 +177,7 @@ class SessionIterator:
             raise RuntimeError("SessionIterator is closed; build a new one to read again")
         if self._running is not None:
             return self
+        check_reader_queues(self._graph)
         with self._graph.as_default():
             init_ops = [v1.global_variables_initializer(),
                         v1.local_variables_initializer(), v1.tables_initializer()]
