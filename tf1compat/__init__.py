@@ -12,6 +12,8 @@ import os
 from tf1compat.errors import (
     CifarFormatError,
     CorruptRecordError,
+    DatasetFormatError,
+    ImageFormatError,
     LoweringError,
     PipelineConfigError,
     PipelineMismatchError,
@@ -60,14 +62,15 @@ _MODULES = {
     "slim": "slim",
     "cifar10": "cifar10",
     "convert": "convert",
+    "imagefolder": "convert.imagefolder",
     "migrate": "migrate",
     "testing": "migrate.testing",
     "v1": "v1",
 }
 
 __all__ = sorted([
-    "__version__", "CifarFormatError", "CorruptRecordError", "LoweringError",
-    "PipelineConfigError",
+    "__version__", "CifarFormatError", "CorruptRecordError", "DatasetFormatError",
+    "ImageFormatError", "LoweringError", "PipelineConfigError",
     "PipelineMismatchError", "Tf1CompatError", "UnknownItemError",
     *_LAZY_NAMES, *_MODULES,
 ])

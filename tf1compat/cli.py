@@ -268,7 +268,37 @@ def _run_convert_cifar10(args):
         overwrite=args.overwrite, **_runner_kwargs(args))
 
 
-_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify, _add_compare, _add_convert_cifar10]
+def _add_convert_images(subparsers):
+    p = subparsers.add_parser(
+        "convert-images", help="convert a folder of images, one subfolder per class, to "
+                               "slim's TFRecords (NAME_train-*, NAME_validation-*, labels.txt)")
+    p.add_argument("source", metavar="SOURCE", help="the folder of class folders")
+    p.add_argument("output_dir", metavar="OUTPUT_DIR", help="where to write (created if missing)")
+    p.add_argument("--name", required=True, help="file name prefix, e.g. flowers")
+    p.add_argument("--validation-fraction", type=float, default=0.1,
+                   help="share of each class for the validation split (default 0.1; 0: none)")
+    p.add_argument("--shards", type=int, default=None,
+                   help="files per split (default: about 128 MiB of images each)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the split and the order")
+    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
+                   help="a file that is not a JPEG/PNG/BMP: stop naming it (default) or "
+                        "skip it and list it at the end")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes for --runner local (default: all cores)")
+    _add_runner_arguments(p)
+    p.set_defaults(handler=_run_convert_images)
+
+
+def _run_convert_images(args):
+    from tf1compat.convert import imagefolder
+    return _run_converter(
+        "convert-images", imagefolder.convert, args.source, args.output_dir, name=args.name,
+        validation_fraction=args.validation_fraction, num_shards=args.shards,
+        seed=args.seed, on_error=args.on_error, workers=args.workers, **_runner_kwargs(args))
+
+
+_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify, _add_compare, _add_convert_cifar10,
+             _add_convert_images]
 
 
 def build_parser():

@@ -50,10 +50,10 @@ class CorruptRecordError(Tf1CompatError, ValueError):
         self.reason = reason
 
 
-class CifarFormatError(Tf1CompatError, ValueError):
-    """A CIFAR binary batch file does not have the expected layout or labels.
+class DatasetFormatError(Tf1CompatError, ValueError):
+    """A dataset file (``labels.txt``, a batch file, an image) is not what it should be.
 
-    Attributes: ``path``, ``index`` (record number, or None for file-level
+    Attributes: ``path``, ``index`` (record or line number, or None for file-level
     problems), ``expected`` (the rule that was broken).
     """
 
@@ -62,6 +62,15 @@ class CifarFormatError(Tf1CompatError, ValueError):
         self.path = path
         self.index = index
         self.expected = expected
+
+
+class CifarFormatError(DatasetFormatError):
+    """A CIFAR binary batch file does not have the expected layout or labels."""
+
+
+class ImageFormatError(DatasetFormatError):
+    """A file of an image folder is not an image the converter can take (unreadable,
+    not an image, or a format slim's ``Image`` handler cannot decode)."""
 
 
 class UnknownItemError(Tf1CompatError, ValueError):

@@ -26,6 +26,7 @@ from tf1compat.cifar10._format import (
     _parse_records,
     _record_count,
 )
+from tf1compat.convert.labels import labels_file_text
 from tf1compat.convert.runners import build_runner
 from tf1compat.errors import CifarFormatError, PipelineConfigError
 from tf1compat.records.example import example_to_dict, make_example
@@ -231,8 +232,7 @@ def _labels_file_texts(variant, names_per_byte):
     texts = {"labels.txt": names_per_byte[-1]}
     if variant.label_bytes == 2:
         texts["coarse_labels.txt"] = names_per_byte[0]
-    return {name: "".join(f"{i}:{n}\n" for i, n in enumerate(names))
-            for name, names in texts.items()}
+    return {name: labels_file_text(names) for name, names in texts.items()}
 
 
 def _outputs_valid(tasks, output_dir, image_format, label_texts):

@@ -16,6 +16,7 @@ from tf1compat.cifar10._format import (
     _WIDTH,
     _record_count,
 )
+from tf1compat.convert.labels import read_labels_file
 from tf1compat.errors import CifarFormatError, PipelineConfigError
 from tf1compat.records.tfrecord import count_records
 
@@ -53,24 +54,6 @@ def _split_files(split_name, dataset_dir, file_pattern):
         f"{dataset_dir}: no {' or '.join(candidates)}; convert the binary data first "
         "(tf1compat convert-cifar10 SOURCE OUTPUT_DIR)",
         argument="dataset_dir", path=dataset_dir, expected=candidates)
-
-
-def _read_labels_file(dataset_dir):
-    """``labels.txt`` as ``{id: name}``, or None when there is none."""
-    path = os.path.join(dataset_dir, "labels.txt")
-    if not os.path.isfile(path):
-        return None
-    labels_to_names = {}
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            index, sep, name = line.rstrip("\n").partition(":")
-            if not sep or not index.isdigit():
-                raise CifarFormatError(f"{path}: line {number}: expected 'id:name', got {line!r}",
-                                       path=path, index=number - 1, expected="id:name")
-            labels_to_names[int(index)] = name
-    return labels_to_names
 
 
 def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
@@ -111,7 +94,7 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
     if variant is _CIFAR100:
         items_to_handlers["coarse_label"] = tfexample_decoder.Tensor("image/coarse_label")
         descriptions["coarse_label"] = "The superclass, an integer between 0 and 19."
-    labels_to_names = (_read_labels_file(os.fspath(dataset_dir))
+    labels_to_names = (read_labels_file(os.fspath(dataset_dir))
                        or dict(enumerate(variant.label_names[-1])))
     return dataset.Dataset(
         data_sources=files, reader=reader or queues.TFRecordReader,

@@ -318,7 +318,9 @@ class Staging:
                 for part in parts:
                     os.remove(os.path.join(self.path, part))
         for name, text in (extra_files or {}).items():
-            with open(os.path.join(self.path, name), "w") as f:
+            # UTF-8; a name that is not (a POSIX file name's bytes) is written as it was
+            with open(os.path.join(self.path, name), "w", encoding="utf-8",
+                      errors="surrogateescape") as f:
                 f.write(text)
         moves = [*shards, *(extra_files or {})]
         _write_json(os.path.join(self.path, _JOURNAL),

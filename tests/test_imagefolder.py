@@ -1,0 +1,285 @@
+"""Image folders -> slim TFRecords (tf1compat.imagefolder): every file once with its own
+bytes, labels, header sizes, a seeded stable split, bad files named or skipped, and the
+slim split reading it back. Pillow writes the images and is the reference for sizes;
+TensorFlow's decoders for pixels."""
+
+import io
+import os
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import tf1compat as tc
+from tf1compat import cli
+from tf1compat.convert.imagefolder import read_image_header
+from tf1compat.errors import ImageFormatError, PipelineConfigError
+from tf1compat.records.example import example_to_dict
+from tf1compat.records.tfrecord import iter_records
+
+CLASSES = ["daisy", "roses", "tulips"]
+FORMATS = ["JPEG", "PNG", "BMP"]
+
+
+def encode_image(array, image_format, **options):
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, image_format, **options)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def photos(tmp_path, rng):
+    """``(folder, {relative path: (bytes, label, height, width)})``: 3 classes of 10
+    seeded images of mixed formats and sizes, some in a subfolder, plus a hidden file."""
+    folder = tmp_path / "photos"
+    expected = {}
+    for label, name in enumerate(CLASSES):
+        for i in range(10):
+            height, width = (int(n) for n in rng.integers(8, 40, 2))
+            image_format = FORMATS[i % 3]
+            relative = f"{name}/{'deep/' if i == 4 else ''}{i}.{image_format.lower()}"
+            data = encode_image(rng.integers(0, 256, (height, width, 3), dtype=np.uint8),
+                                image_format)
+            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (folder / relative).write_bytes(data)
+            expected[relative] = (data, label, height, width)
+    (folder / "daisy" / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    (folder / ".git").mkdir()
+    return folder, expected
+
+
+def read_output(directory, split="*"):
+    examples = [example_to_dict(r) for path in sorted(directory.glob(f"*_{split}-*.tfrecord"))
+                for r in iter_records(path)]
+    return {e["image/filename"][0].decode(): e for e in examples}
+
+
+def files_of(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_every_file_once_with_its_bytes_label_and_size(photos, tmp_path):
+    folder, expected = photos
+    summary = tc.imagefolder.convert(folder, tmp_path / "out", name="flowers", quiet=True)
+    examples = read_output(tmp_path / "out")
+    assert sorted(examples) == sorted(expected)                 # each once, hidden left out
+    for relative, (data, label, height, width) in expected.items():
+        example = examples[relative]
+        assert example["image/encoded"][0] == data              # never re-encoded
+        assert example["image/format"][0] == relative.rsplit(".", 1)[1].encode()
+        assert (example["image/class/label"][0], example["image/height"][0],
+                example["image/width"][0]) == (label, height, width)
+    assert (tmp_path / "out" / "labels.txt").read_text() == "0:daisy\n1:roses\n2:tulips\n"
+    assert summary.counts == {"train": 27, "validation": 3} and summary.skipped == ()
+    assert sorted(os.listdir(tmp_path / "out")) == [
+        "flowers_train-00000-of-00001.tfrecord", "flowers_validation-00000-of-00001.tfrecord",
+        "labels.txt"]
+
+
+def test_split_is_seeded_per_class_and_stable(photos, tmp_path, rng):
+    folder, expected = photos
+
+    def validation(seed, out):
+        tc.imagefolder.convert(folder, tmp_path / out, name="f", validation_fraction=0.3,
+                               seed=seed, num_shards=2, quiet=True)
+        return set(read_output(tmp_path / out, "validation"))
+
+    first = validation(0, "a")
+    assert sorted(name.split("/")[0] for name in first) == sorted(CLASSES * 3)
+    assert validation(0, "b") == first and validation(1, "c") != first
+    train_order = list(read_output(tmp_path / "a", "train"))
+    assert train_order == list(read_output(tmp_path / "b", "train"))
+    assert [name.split("/")[0] for name in train_order] != sorted(
+        name.split("/")[0] for name in train_order)            # classes are mixed
+    for i in range(10, 13):                                    # a few more roses
+        (folder / "roses" / f"{i}.png").write_bytes(
+            encode_image(rng.integers(0, 256, (9, 9, 3), dtype=np.uint8), "PNG"))
+    assert len(first - validation(0, "d")) <= 1
+
+
+def test_not_an_image_is_named_and_nothing_written(photos, tmp_path):
+    folder, _ = photos
+    bad = folder / "roses" / "broken.jpg"
+    bad.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF")             # a header cut off
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "flowers_train-00000-of-00001.tfrecord").write_bytes(b"earlier run")
+    with pytest.raises(ImageFormatError, match="broken.jpg: a JPEG image without a frame "
+                                               "header") as e:
+        tc.imagefolder.convert(folder, out, name="flowers", workers=2, quiet=True)
+    assert e.value.path == str(bad) and "JPEG, PNG or BMP" in e.value.expected
+    assert files_of(out) == {"flowers_train-00000-of-00001.tfrecord": b"earlier run"}
+
+
+def test_on_error_skip_lists_the_files_left_out(photos, tmp_path, capsys):
+    folder, expected = photos
+    (folder / "tulips" / "notes.txt").write_text("not a picture")
+    (folder / "tulips" / "anim.gif").write_bytes(
+        encode_image(np.zeros((4, 4, 3), np.uint8), "GIF"))
+    assert cli.main(["convert-images", str(folder), str(tmp_path / "out"), "--name", "f",
+                     "--on-error", "skip", "--workers", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "train 27, validation 3 images in 3 classes" in printed
+    assert "skipped 2 file(s):\n  tulips/anim.gif (a GIF image" in printed
+    assert "  tulips/notes.txt (not an image (starts with 6e 6f 74 20" in printed
+    assert sorted(read_output(tmp_path / "out")) == sorted(expected)
+
+
+def test_cli_names_the_bad_file_and_exits_2(photos, tmp_path, capsys):
+    folder, _ = photos
+    (folder / "daisy" / "empty.png").write_bytes(b"")
+    assert cli.main(["convert-images", str(folder), str(tmp_path / "out"), "--name", "f",
+                     "--workers", "1"]) == 2
+    assert f"{folder}/daisy/empty.png: empty file; expected a JPEG" in capsys.readouterr().err
+    assert os.listdir(tmp_path / "out") == []
+
+
+@pytest.mark.timeout(120)
+def test_same_bytes_for_one_and_two_workers_and_beam(photos, tmp_path):
+    folder, _ = photos
+    outputs = []
+    for out, options in (("one", {"workers": 1}), ("two", {"workers": 2}),
+                         ("beam", {"runner": "beam"})):
+        tc.imagefolder.convert(folder, tmp_path / out, name="f", num_shards=3, quiet=True,
+                               **options)
+        outputs.append(files_of(tmp_path / out))
+    assert len(outputs[0]) == 7 and outputs[1] == outputs[0] and outputs[2] == outputs[0]
+
+
+def test_file_names_that_are_not_utf8_are_kept_as_bytes(tmp_path):
+    folder = os.fsencode(tmp_path / "photos")
+    os.makedirs(os.path.join(folder, b"caf\xe9"))
+    data = encode_image(np.full((3, 5, 3), 7, np.uint8), "PNG")
+    with open(os.path.join(folder, b"caf\xe9", b"cr\xe8me.png"), "wb") as f:
+        f.write(data)
+    tc.imagefolder.convert(tmp_path / "photos", tmp_path / "out", name="f",
+                           validation_fraction=0, quiet=True)
+    (record,) = iter_records(tmp_path / "out" / "f_train-00000-of-00001.tfrecord")
+    assert example_to_dict(record)["image/filename"][0] == b"caf\xe9/cr\xe8me.png"
+    assert (tmp_path / "out" / "labels.txt").read_bytes() == b"0:caf\xe9\n"
+
+
+def test_other_shard_counts_are_replaced(photos, tmp_path):
+    folder, _ = photos
+    out = tmp_path / "out"
+    tc.imagefolder.convert(folder, out, name="f", num_shards=3, quiet=True)
+    (out / "mine.txt").write_text("kept")
+    tc.imagefolder.convert(folder, out, name="f", num_shards=2, validation_fraction=0,
+                           quiet=True)
+    assert sorted(os.listdir(out)) == [
+        "f_train-00000-of-00002.tfrecord", "f_train-00001-of-00002.tfrecord", "labels.txt",
+        "mine.txt"]
+
+
+@pytest.mark.parametrize("arguments, argument", [
+    ({"name": ""}, "name"), ({"name": "a/b"}, "name"),
+    ({"validation_fraction": 1.0}, "validation_fraction"),
+    ({"validation_fraction": "0.1"}, "validation_fraction"),
+    ({"num_shards": 0}, "num_shards"), ({"seed": None}, "seed"),
+    ({"on_error": "ignore"}, "on_error"), ({"runner": "dask"}, "runner"),
+    ({"workers": 2, "runner": "beam"}, "workers")])
+def test_bad_arguments_are_named(photos, tmp_path, arguments, argument):
+    folder, _ = photos
+    with pytest.raises(PipelineConfigError) as e:
+        tc.imagefolder.convert(folder, tmp_path / "out", **{"name": "f", **arguments})
+    assert e.value.argument == argument
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("layout, argument, message", [
+    ("missing", "source_dir", "is not a directory"),
+    ("no classes", "source_dir", "has no class subfolders"),
+    ("output inside", "output_dir", "is inside source_dir"),
+    ("output is a file", "output_dir", "is a file")])
+def test_bad_folders_are_named(tmp_path, layout, argument, message):
+    source, out = tmp_path / "photos", tmp_path / "out"
+    if layout != "missing":
+        source.mkdir()
+        (source / "loose.png").write_bytes(b"")
+    if layout == "output inside":
+        out = source / "out"
+    if layout == "output is a file":
+        out.write_text("")
+    with pytest.raises(PipelineConfigError, match=message) as e:
+        tc.imagefolder.convert(source, out, name="f")
+    assert e.value.argument == argument
+
+
+# ------------------------------------------------------------------- headers
+
+def grey_bmp_with_palette(palette):
+    buffer = io.BytesIO()
+    image = Image.fromarray(np.arange(12, dtype=np.uint8).reshape(3, 4), "L").convert("P")
+    image.putpalette(palette)
+    image.save(buffer, "BMP")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("image_format, mode, options", [
+    ("JPEG", "RGB", {}), ("JPEG", "L", {}), ("JPEG", "RGB", {"progressive": True}),
+    ("JPEG", "CMYK", {}), ("PNG", "RGB", {}), ("PNG", "RGBA", {}), ("PNG", "P", {}),
+    ("PNG", "I;16", {}), ("PNG", "RGB", {"optimize": True}), ("BMP", "RGB", {}),
+    ("BMP", "RGBA", {}), ("BMP", "L", {})])
+def test_header_size_equals_pillows(rng, image_format, mode, options):
+    image = Image.fromarray(rng.integers(0, 256, (23, 41, 3), dtype=np.uint8)).convert(mode)
+    buffer = io.BytesIO()
+    image.save(buffer, image_format, exif=b"Exif\0\0" + bytes(3000), **options) \
+        if image_format == "JPEG" else image.save(buffer, image_format, **options)
+    assert read_image_header(buffer.getvalue()) == (image_format.lower(), 23, 41)
+
+
+@pytest.mark.parametrize("make, reason", [
+    (lambda: b"", "empty file"),
+    (lambda: b"hello world", r"not an image \(starts with 68 65 6c 6c 6f 20 77 6f\)"),
+    (lambda: encode_image(np.zeros((2, 2, 3), np.uint8), "GIF"), "a GIF image"),
+    (lambda: encode_image(np.zeros((2, 2, 3), np.uint8), "WEBP"), "a WebP image"),
+    (lambda: encode_image(np.zeros((2, 2, 3), np.uint8), "TIFF"), "a TIFF image"),
+    (lambda: encode_image(np.zeros((2, 2, 3), np.uint8), "PNG")[:20], "IHDR header is missing"),
+    (lambda: encode_image(np.zeros((2, 2), bool), "BMP"), "a 1-bit BMP"),
+    (lambda: grey_bmp_with_palette([255, 0, 0] * 256), "colour palette"),
+    (lambda: b"BM" + bytes(12) + (40).to_bytes(4, "little") + bytes(12)
+     + (1).to_bytes(4, "little") + bytes(40), "compressed BMP"),
+    (lambda: b"\xff\xd8\xff\xc3\x00\x11\x08\x00\x02\x00\x02", "lossless JPEG")])
+def test_header_refusals_say_what_the_file_is(make, reason):
+    with pytest.raises(ValueError, match=reason):
+        read_image_header(make())
+
+
+def test_grey_palette_bmp_is_taken():
+    assert read_image_header(grey_bmp_with_palette(
+        [v for i in range(256) for v in (i, i, i)])) == ("bmp", 3, 4)
+
+
+# ------------------------------------------------------------------ get_split
+
+@pytest.mark.tf
+def test_get_split_reads_images_labels_and_names(photos, tmp_path):
+    from tf1compat import slim
+    from tf1compat._tf import tf
+    folder, expected = photos
+    tc.imagefolder.convert(folder, tmp_path, name="flowers", num_shards=2, quiet=True)
+    with tc.legacy_graph():
+        dataset = tc.imagefolder.get_split("validation", tmp_path, "flowers")
+        assert (dataset.num_samples, dataset.num_classes) == (3, 3)
+        assert dataset.labels_to_names == dict(enumerate(CLASSES))
+        provider = slim.dataset_data_provider.DatasetDataProvider(
+            dataset, num_readers=1, shuffle=False, num_epochs=1)
+        items = provider.get(["image", "label", "filename"])
+        with tc.SessionIterator(items) as it:
+            found = list(it)
+    assert len(found) == 3
+    for image, label, filename in found:
+        data, expected_label, height, width = expected[filename.decode()]
+        assert label == expected_label and image.shape == (height, width, 3)
+        np.testing.assert_array_equal(image, tf.io.decode_image(data, channels=3).numpy())
+
+
+@pytest.mark.tf
+def test_get_split_errors_name_the_split_and_folder(tmp_path):
+    with tc.legacy_graph():
+        with pytest.raises(PipelineConfigError, match="valid splits") as e:
+            tc.imagefolder.get_split("test", tmp_path, "flowers")
+        assert e.value.argument == "split_name"
+        with pytest.raises(PipelineConfigError, match="convert-images") as e:
+            tc.imagefolder.get_split("train", tmp_path, "flowers")
+        assert e.value.argument == "dataset_dir"

@@ -1,0 +1,230 @@
+"""A folder of images, one subfolder per class -> slim's TFRecords, as a plan of shard
+tasks (no TensorFlow: planning lists and stats files, workers read bytes and headers)."""
+
+import dataclasses
+import functools
+import glob
+import hashlib
+import math
+import os
+import time
+
+from tf1compat import __version__
+from tf1compat.convert.imagefolder._headers import SUPPORTED, read_image_header
+from tf1compat.convert.labels import labels_file_text
+from tf1compat.convert.runners import build_runner
+from tf1compat.errors import ImageFormatError, PipelineConfigError
+from tf1compat.records.example import make_example
+from tf1compat.records.sharding import SkippedInput, Staging, build_tasks, plan_key
+
+SPLITS = ("train", "validation")
+ON_ERROR_CHOICES = ("raise", "skip")
+_SHARD_BYTES = 128 << 20    # num_shards=None: about this much image data per shard
+_PART_IMAGES = 128          # images per task
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageFolderSummary:
+    """What :func:`convert` did: classes, images per split, output files, the files
+    left out with ``on_error="skip"``."""
+
+    name: str
+    output_dir: str
+    classes: tuple
+    counts: dict            # split -> number of images written
+    files: dict             # split -> output paths
+    skipped: tuple          # SkippedInput: file (relative to the source) and reason
+    num_bytes: int
+    seconds: float
+
+    def __str__(self):
+        counts = ", ".join(f"{split} {n}" for split, n in self.counts.items())
+        text = (f"{self.name} -> {self.output_dir}: {counts} images in "
+                f"{len(self.classes)} classes; wrote {self.num_bytes / 1e6:.1f} MB in "
+                f"{self.seconds:.1f} s")
+        if self.skipped:
+            text += f"; skipped {len(self.skipped)} file(s):" + "".join(
+                f"\n  {skipped}" for skipped in self.skipped)
+        return text
+
+
+def _rank(seed, purpose, relative_path):
+    """A stable pseudo-random position of a file, the same on every machine and run."""
+    return hashlib.sha256(f"{seed}\0{purpose}\0".encode() + os.fsencode(relative_path)).digest()
+
+
+def _list_classes(source_dir):
+    """``(classes, files)``: sorted class folder names and ``[(relative path, label,
+    size, mtime_ns)]`` of the files in them (recursively; hidden names left out)."""
+    with os.scandir(source_dir) as entries:
+        classes = sorted(e.name for e in entries
+                         if e.is_dir() and not e.name.startswith("."))
+    if not classes:
+        raise PipelineConfigError(
+            f"source_dir {source_dir!r} has no class subfolders; expected "
+            "source_dir/<class name>/<image files>", argument="source_dir", path=source_dir,
+            expected="one subfolder per class")
+    files = []
+    for label, name in enumerate(classes):
+        for root, folders, names in os.walk(os.path.join(source_dir, name)):
+            folders[:] = sorted(f for f in folders if not f.startswith("."))
+            for file_name in sorted(names):
+                path = os.path.join(root, file_name)
+                if file_name.startswith(".") or not os.path.isfile(path):
+                    continue
+                stat = os.stat(path)
+                relative = os.path.relpath(path, source_dir).replace(os.sep, "/")
+                files.append((relative, label, stat.st_size, stat.st_mtime_ns))
+    return classes, files
+
+
+def _split(files, validation_fraction, seed):
+    """``{split: files}``: per class, the first ``round(n * fraction)`` files in a seeded
+    order go to validation (stable: adding a file moves at most one other); each split
+    then in its own seeded order."""
+    by_class = {}
+    for file in files:
+        by_class.setdefault(file[1], []).append(file)
+    splits = {"train": [], "validation": []} if validation_fraction else {"train": []}
+    for members in by_class.values():
+        members.sort(key=lambda f: _rank(seed, "split", f[0]))
+        count = math.floor(len(members) * validation_fraction + 0.5)
+        if validation_fraction:
+            splits["validation"].extend(members[:count])
+        splits["train"].extend(members[count:])
+    for members in splits.values():
+        members.sort(key=lambda f: _rank(seed, "order", f[0]))
+    return splits
+
+
+def _shard_names(name, split, num_shards):
+    return [f"{name}_{split}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+
+
+def _iter_examples(inputs, *, source_dir, on_error):
+    """The serialized ``tf.train.Example`` of each ``(relative path, label)``; a file
+    that is not a supported image raises ImageFormatError, or with ``on_error="skip"``
+    is a SkippedInput. Runs in the workers."""
+    for relative, label in inputs:
+        path = os.path.join(source_dir, relative)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            image_format, height, width = read_image_header(data)
+        except (OSError, ValueError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if on_error == "skip":
+                yield SkippedInput(relative, reason)
+                continue
+            raise ImageFormatError(f"{path}: {reason}; expected {SUPPORTED}", path=path,
+                                   expected=SUPPORTED) from e
+        yield make_example({"image/encoded": data, "image/format": image_format,
+                            "image/class/label": label, "image/height": height,
+                            "image/width": width, "image/filename": os.fsencode(relative)})
+
+
+def _make_plan(splits, name, num_shards, source_dir, on_error):
+    """The shard tasks: each split cut into ``num_shards`` consecutive blocks (None: one
+    per 128 MiB of images), each block into parts of 128 images."""
+    to_records = functools.partial(_iter_examples, source_dir=source_dir, on_error=on_error)
+    tasks, names = [], {}
+    for split, files in splits.items():
+        count = num_shards or max(1, math.ceil(sum(f[2] for f in files) / _SHARD_BYTES))
+        names[split] = _shard_names(name, split, count)
+        for shard, shard_name in enumerate(names[split]):
+            block = files[len(files) * shard // count:len(files) * (shard + 1) // count]
+            tasks.extend(build_tasks(shard_name, [f[:2] for f in block], to_records,
+                                     max_part_inputs=_PART_IMAGES))
+    return tasks, names
+
+
+def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shards, seed,
+                     on_error):
+    def refuse(argument, message, expected):
+        raise PipelineConfigError(f"{argument} {message}", argument=argument,
+                                  expected=expected)
+
+    if not os.path.isdir(source_dir):
+        refuse("source_dir", f"{source_dir!r} is not a directory", "a folder of class folders")
+    if output_dir == source_dir or output_dir.startswith(source_dir + os.sep):
+        refuse("output_dir", f"{output_dir!r} is inside source_dir {source_dir!r}",
+               "a folder outside the source")
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        refuse("output_dir", f"{output_dir!r} is a file", "a directory (created if missing)")
+    if not isinstance(name, str) or not name or "/" in name or os.sep in name:
+        refuse("name", f"must be a non-empty file name prefix, got {name!r}", "e.g. 'flowers'")
+    if isinstance(validation_fraction, bool) or not isinstance(
+            validation_fraction, (int, float)) or not 0 <= validation_fraction < 1:
+        refuse("validation_fraction", f"must be a number in [0, 1), got "
+               f"{validation_fraction!r}", "0 <= validation_fraction < 1")
+    if num_shards is not None and (isinstance(num_shards, bool) or not isinstance(
+            num_shards, int) or num_shards < 1):
+        refuse("num_shards", f"must be a positive integer or None, got {num_shards!r}",
+               "an integer >= 1, or None (about 128 MiB per shard)")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        refuse("seed", f"must be an integer, got {seed!r}", "an integer")
+    if on_error not in ON_ERROR_CHOICES:
+        refuse("on_error", f"must be one of {list(ON_ERROR_CHOICES)}, got {on_error!r}",
+               list(ON_ERROR_CHOICES))
+
+
+def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards=None,
+            seed=0, runner="local", on_error="raise", workers=None, beam_options=None,
+            quiet=False):
+    """Convert a folder of images, one subfolder per class, to slim's TFRecords.
+
+    Writes ``NAME_train-00000-of-0000N.tfrecord`` ..., ``NAME_validation-...`` (not
+    with ``validation_fraction=0``) and ``labels.txt`` (``0:class``, the class folders
+    sorted). Each record has ``image/encoded`` (the file's own bytes, never
+    re-encoded), ``image/format`` (``jpeg``, ``png`` or ``bmp``), ``image/class/label``,
+    ``image/height`` and ``image/width`` (from the header; pixels are not decoded) and
+    ``image/filename`` (relative to ``source_dir``). Files and folders whose name
+    starts with a dot are left out.
+
+    The split is seeded and stable: per class, ``validation_fraction`` of the files
+    (rounded) go to validation, chosen by a hash of ``seed`` and the file name, so
+    adding files moves at most one other; each split is in a seeded shuffled order,
+    in ``num_shards`` shards (default: about 128 MiB of images each).
+
+    A file that is not a JPEG, PNG or BMP slim can decode raises
+    :class:`~tf1compat.errors.ImageFormatError` naming it, and nothing is written;
+    with ``on_error="skip"`` it is left out and listed in the summary. ``runner``,
+    ``workers`` and ``beam_options`` as in :func:`tf1compat.cifar10.convert`; all or
+    nothing, resumed after a kill, the same bytes for every runner. Shows a progress
+    bar on a terminal; prints the summary unless ``quiet``; returns an
+    :class:`ImageFolderSummary`.
+    """
+    source_dir = os.path.abspath(os.fspath(source_dir))
+    output_dir = os.path.abspath(os.fspath(output_dir))
+    _check_arguments(source_dir, output_dir, name, validation_fraction, num_shards, seed,
+                     on_error)
+    runner = build_runner(runner, workers, beam_options)
+    start = time.perf_counter()
+    classes, files = _list_classes(source_dir)
+    splits = _split(files, validation_fraction, seed)
+    tasks, names = _make_plan(splits, name, num_shards, source_dir, on_error)
+    listing = hashlib.sha256(repr(files).encode("utf-8", "surrogateescape")).hexdigest()
+    key = plan_key("imagefolder.convert", __version__, source_dir, listing, name,
+                   validation_fraction, num_shards, seed, on_error)
+    os.makedirs(output_dir, exist_ok=True)
+    new_names = {n for split_names in names.values() for n in split_names}
+    stale = [os.path.basename(p) for split in SPLITS for p in glob.glob(os.path.join(
+        glob.escape(output_dir), f"{glob.escape(name)}_{split}-*-of-*.tfrecord"))
+        if os.path.basename(p) not in new_names]
+    with Staging(output_dir, key) as staging:
+        results = staging.write(tasks, runner, desc=name, unit="img")
+        staging.commit(tasks, {"labels.txt": labels_file_text(classes)}, stale)
+    split_of = {shard: split for split, shards in names.items() for shard in shards}
+    counts = {split: 0 for split in splits}
+    for task, result in zip(tasks, results, strict=True):
+        counts[split_of[task.name]] += result.records
+    files_out = {split: [os.path.join(output_dir, n) for n in split_names]
+                 for split, split_names in names.items()}
+    summary = ImageFolderSummary(
+        name, output_dir, tuple(classes), counts, files_out,
+        tuple(s for result in results for s in result.skipped),
+        sum(os.path.getsize(p) for paths in files_out.values() for p in paths),
+        time.perf_counter() - start)
+    if not quiet:
+        print(summary)
+    return summary

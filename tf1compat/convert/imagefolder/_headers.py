@@ -1,0 +1,116 @@
+"""Format, height and width of an encoded image from its header, without decoding pixels.
+
+Only what slim's ``Image`` handler decodes to one ``[height, width, 3]`` image is taken
+(``tf.image.decode_image`` / ``decode_jpeg``): JPEG (baseline, extended or progressive),
+PNG, and BMP of 8 (grey), 24 or 32 bits. GIF and WebP decode to animations
+(``[frames, h, w, c]``), TIFF not at all; each gets a reason naming it.
+"""
+
+import struct
+
+SUPPORTED = "a JPEG, PNG or BMP image"
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_JPEG_FRAMES = {0xC0: "baseline", 0xC1: "extended", 0xC2: "progressive"}
+_JPEG_OTHER_FRAMES = {0xC3: "lossless", 0xC5: "hierarchical", 0xC6: "hierarchical",
+                      0xC7: "hierarchical", 0xC9: "arithmetic-coded", 0xCA: "arithmetic-coded",
+                      0xCB: "arithmetic-coded", 0xCD: "hierarchical arithmetic-coded",
+                      0xCE: "hierarchical arithmetic-coded", 0xCF: "arithmetic-coded lossless"}
+_JPEG_STANDALONE = {0x01, *range(0xD0, 0xD9)}     # TEM, RST0-7, SOI: no length field
+_UNSUPPORTED = [(b"GIF87a", "GIF"), (b"GIF89a", "GIF"), (b"II*\x00", "TIFF"),
+                (b"MM\x00*", "TIFF"), (b"\xff\x0a", "JPEG XL"),
+                (b"\x00\x00\x00\x0cJXL ", "JPEG XL")]
+
+
+def read_image_header(data):
+    """``(format, height, width)`` of the encoded image ``data``: format ``"jpeg"``,
+    ``"png"`` or ``"bmp"``. Raises ``ValueError`` saying what the bytes are instead."""
+    if not data:
+        raise ValueError("empty file")
+    if data.startswith(_PNG_SIGNATURE):
+        return ("png", *_png_size(data))
+    if data.startswith(b"\xff\xd8\xff"):
+        return ("jpeg", *_jpeg_size(data))
+    if data.startswith(b"BM"):
+        return ("bmp", *_bmp_size(data))
+    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        raise ValueError("a WebP image, which TensorFlow decodes as an animation "
+                         "(slim's Image handler cannot read it)")
+    for signature, name in _UNSUPPORTED:
+        if data.startswith(signature):
+            raise ValueError(f"a {name} image, which slim's Image handler cannot decode")
+    raise ValueError(f"not an image (starts with {data[:8].hex(' ')})")
+
+
+def _png_size(data):
+    if len(data) < 24 or data[12:16] != b"IHDR":
+        raise ValueError("a PNG image whose IHDR header is missing or cut off")
+    width, height = struct.unpack(">II", data[16:24])
+    return _checked(height, width, "PNG")
+
+
+def _jpeg_size(data):
+    """Walk the JPEG segments to the frame header (SOFn)."""
+    i = 2
+    while i + 4 <= len(data):
+        if data[i] != 0xFF:
+            raise ValueError(f"a JPEG image with a broken segment at byte {i}")
+        marker = data[i + 1]
+        if marker == 0xFF:                        # fill byte
+            i += 1
+            continue
+        if marker in _JPEG_STANDALONE:
+            i += 2
+            continue
+        if marker in (0xD9, 0xDA):                # end of image, start of scan
+            break
+        (length,) = struct.unpack(">H", data[i + 2:i + 4])
+        if marker in _JPEG_OTHER_FRAMES:
+            raise ValueError(f"a {_JPEG_OTHER_FRAMES[marker]} JPEG (SOF{marker - 0xC0}), "
+                             "which TensorFlow does not decode")
+        if marker in _JPEG_FRAMES:
+            if i + 9 > len(data):
+                break
+            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            return _checked(height, width, "JPEG")
+        i += 2 + length
+    raise ValueError("a JPEG image without a frame header (cut off?)")
+
+
+def _bmp_size(data):
+    if len(data) < 26:
+        raise ValueError("a BMP image whose header is cut off")
+    (header_size,) = struct.unpack("<I", data[14:18])
+    if header_size == 12:                         # OS/2 BITMAPCOREHEADER
+        width, height, _, bits = struct.unpack("<HHHH", data[18:26])
+        compression, colors, entry = 0, 0, 3
+    elif header_size >= 40 and len(data) >= 54:
+        width, height, _, bits, compression = struct.unpack("<iiHHI", data[18:34])
+        (colors,) = struct.unpack("<I", data[46:50])
+        entry = 4
+    else:
+        raise ValueError(f"a BMP image with an unknown header ({header_size} bytes)")
+    if compression not in (0, 3):                 # BI_RGB, BI_BITFIELDS
+        raise ValueError(f"a compressed BMP (compression {compression}), which TensorFlow "
+                         "does not decode")
+    if bits not in (8, 24, 32):
+        raise ValueError(f"a {bits}-bit BMP; TensorFlow decodes 8-bit grey, 24- and "
+                         "32-bit BMPs")
+    start = 14 + header_size
+    if bits == 8 and not _grey_palette(data[start:start + (colors or 256) * entry], entry):
+        raise ValueError("an 8-bit BMP with a colour palette, which TensorFlow would "
+                         "decode as grey levels")
+    return _checked(abs(height), width, "BMP")
+
+
+def _grey_palette(palette, entry):
+    """Whether a BMP palette (``entry`` bytes per colour, B G R first) maps each index
+    to the grey level of the same value."""
+    return all(palette[i * entry:i * entry + 3] == bytes([i, i, i])
+               for i in range(len(palette) // entry))
+
+
+def _checked(height, width, name):
+    if height <= 0 or width <= 0:
+        raise ValueError(f"a {name} image of {width}x{height} pixels")
+    return height, width

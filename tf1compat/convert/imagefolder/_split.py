@@ -1,0 +1,69 @@
+"""slim's ``get_split`` for the TFRecords of :func:`tf1compat.imagefolder.convert`
+(imports TensorFlow when called)."""
+
+import glob
+import os
+
+from tf1compat.convert.imagefolder._convert import SPLITS
+from tf1compat.convert.labels import read_labels_file
+from tf1compat.errors import PipelineConfigError
+from tf1compat.records.tfrecord import count_records
+
+_ITEMS_TO_DESCRIPTIONS = {
+    "image": "A color image of varying size (uint8, [height, width, 3]).",
+    "label": "The class, an integer between 0 and num_classes - 1 (see labels.txt).",
+    "filename": "The image file, relative to the converted folder.",
+}
+
+
+def get_split(split_name, dataset_dir, name, file_pattern=None, reader=None):
+    """The slim ``Dataset`` of a converted split, as slim's ``datasets/flowers.py``.
+
+    Reads ``NAME_<split>-*-of-*.tfrecord`` in ``dataset_dir`` (or the files matching
+    ``file_pattern``, where ``%s`` is replaced by the split name). Items: ``image``
+    (uint8 ``[height, width, 3]``, JPEG, PNG or BMP decoded by slim's ``Image``
+    handler), ``label`` (int64) and ``filename``. ``num_samples`` counts the records;
+    ``labels_to_names`` and ``num_classes`` come from ``labels.txt``. ``reader``
+    defaults to :class:`tf1compat.TFRecordReader`.
+    """
+    from tf1compat._tf import tf
+    from tf1compat.pipeline import queues
+    from tf1compat.slim import dataset, tfexample_decoder
+
+    if split_name not in SPLITS:
+        raise PipelineConfigError(f"unknown split {split_name!r}; valid splits: {list(SPLITS)}",
+                                  argument="split_name", expected=list(SPLITS))
+    dataset_dir = os.fspath(dataset_dir)
+    pattern = os.path.join(glob.escape(dataset_dir), (
+        file_pattern % split_name if file_pattern and "%s" in file_pattern
+        else file_pattern or f"{glob.escape(name)}_{split_name}-*-of-*.tfrecord"))
+    files = sorted(glob.glob(pattern))
+    if not files:
+        raise PipelineConfigError(
+            f"no file matches {pattern!r}; convert the images first "
+            f"(tf1compat convert-images SOURCE {dataset_dir} --name {name})",
+            argument="file_pattern" if file_pattern else "dataset_dir", path=pattern,
+            expected="the split's TFRecords")
+    labels_to_names = read_labels_file(dataset_dir)
+    if labels_to_names is None:
+        raise PipelineConfigError(
+            f"{dataset_dir} has no labels.txt; expected the converter's output folder",
+            argument="dataset_dir", path=os.path.join(dataset_dir, "labels.txt"),
+            expected="labels.txt with lines 'id:name'")
+    keys_to_features = {
+        "image/encoded": tf.io.FixedLenFeature((), tf.string, default_value=""),
+        "image/format": tf.io.FixedLenFeature((), tf.string, default_value="jpeg"),
+        "image/class/label": tf.io.FixedLenFeature((), tf.int64, default_value=-1),
+        "image/filename": tf.io.FixedLenFeature((), tf.string, default_value=""),
+    }
+    items_to_handlers = {
+        "image": tfexample_decoder.Image(channels=3),
+        "label": tfexample_decoder.Tensor("image/class/label"),
+        "filename": tfexample_decoder.Tensor("image/filename"),
+    }
+    return dataset.Dataset(
+        data_sources=files, reader=reader or queues.TFRecordReader,
+        decoder=tfexample_decoder.TFExampleDecoder(keys_to_features, items_to_handlers),
+        num_samples=sum(count_records(f) for f in files),
+        items_to_descriptions=dict(_ITEMS_TO_DESCRIPTIONS),
+        num_classes=len(labels_to_names), labels_to_names=labels_to_names)

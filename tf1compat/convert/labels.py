@@ -1,0 +1,30 @@
+"""slim's ``labels.txt``: one ``id:name`` line per class, written by the converters and
+read by the ``get_split`` functions."""
+
+import os
+
+from tf1compat.errors import DatasetFormatError
+
+
+def labels_file_text(names):
+    """The text of a labels file: ``0:first``, ``1:second``, ... one per line."""
+    return "".join(f"{i}:{name}\n" for i, name in enumerate(names))
+
+
+def read_labels_file(dataset_dir, file_name="labels.txt"):
+    """``{id: name}`` from ``dataset_dir/file_name``, or None when there is none."""
+    path = os.path.join(dataset_dir, file_name)
+    if not os.path.isfile(path):
+        return None
+    labels_to_names = {}
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:  # names of folders
+        lines = f.readlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        index, sep, name = line.rstrip("\n").partition(":")
+        if not sep or not index.isdigit():
+            raise DatasetFormatError(f"{path}: line {number}: expected 'id:name', got {line!r}",
+                                     path=path, index=number - 1, expected="id:name")
+        labels_to_names[int(index)] = name
+    return labels_to_names
