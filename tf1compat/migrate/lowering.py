@@ -29,9 +29,9 @@ from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
 from tf1compat.migrate.graph_function import trace_function
 from tf1compat.migrate.lowering_plan import (
-    READERS,
     Batch,
     Element,
+    HoppedRecords,
     Interleave,
     Map,
     Prefetch,
@@ -40,6 +40,7 @@ from tf1compat.migrate.lowering_plan import (
     Shuffle,
     Values,
 )
+from tf1compat.pipeline.record_datasets import reading_of_op
 
 __all__ = ["Lowering", "lower", "lower_to_tf_data", "describe_lowering", "is_graph_fetches"]
 
@@ -50,6 +51,9 @@ _SOURCES = frozenset({_DEQUEUE_ONE, _READ, *_BATCH_DEQUEUES, "ReaderReadUpToV2"}
 _ENQUEUE, _ENQUEUE_MANY = "QueueEnqueueV2", "QueueEnqueueManyV2"
 _QUEUES = frozenset({"FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2"})
 _COUNT_UP_TO = frozenset({"CountUpTo", "ResourceCountUpTo"})
+_READERS = {"TFRecordReaderV2": "TFRecordDataset", "TextLineReaderV2": "TextLineDataset",
+            "FixedLengthRecordReaderV2": "FixedLengthRecordDataset",
+            "WholeFileReaderV2": "read_file (whole files)"}
 _READER_ATTRIBUTES = {
     "TFRecordReaderV2": ("compression_type",),
     "TextLineReaderV2": ("skip_header_lines",),
@@ -147,16 +151,23 @@ class _GraphReader:
 
     def read_step(self, upstream, read, needed):
         reader = read.inputs[0].op
-        if reader.type not in READERS:
+        if reader.type not in _READERS:
             raise LoweringError(reader.name, reader.type, "a reader without a tf.data "
-                                f"equivalent; lowered readers: {sorted(READERS)}")
+                                f"equivalent; lowered readers: {sorted(_READERS)}")
         arguments = {key: _attribute(reader, key) for key in _READER_ATTRIBUTES[reader.type]}
-        if arguments.get("hop_bytes") and arguments.get("encoding"):
-            raise LoweringError(reader.name, reader.type,
-                                "hop_bytes with a compressed encoding has no tf.data equivalent")
+        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items() if value)
+        name = f"{_READERS[reader.type]}({shown})" if shown else _READERS[reader.type]
+        if arguments.get("hop_bytes"):
+            if arguments["encoding"]:
+                raise LoweringError(reader.name, reader.type, "hop_bytes with a compressed "
+                                    "encoding has no tf.data equivalent")
+            arguments.pop("encoding")
+            reading = HoppedRecords(**arguments)
+        else:
+            reading = reading_of_op("to_tf_data", reader)
         key, value = read.outputs
         with_keys = key.name in {t.name for t in needed}
-        step = Read(upstream, reader.type, arguments, with_keys)
+        step = Read(upstream, reading, name, with_keys)
         return step, ([key, value] if with_keys else [value])
 
     # ------------------------------------------------------------ queues

@@ -9,12 +9,13 @@ graph and assembles the steps.
 """
 
 from tf1compat._tf import tf
+from tf1compat.pipeline.record_datasets import Reading
 
-__all__ = ["Batch", "Element", "Interleave", "Map", "Prefetch", "Read", "RoundRobin",
-           "Shuffle", "Values", "describe_seed"]
+__all__ = ["Batch", "Element", "HoppedRecords", "Interleave", "Map", "Prefetch", "Read",
+           "RoundRobin", "Shuffle", "Values", "describe_seed"]
 
 _DEFAULT_GRAPH_SEED = 87654321   # TF1's graph seed when only an op seed is given
-_TFRECORD_FRAMING = 16           # length (8) + its CRC (4) + data CRC (4) bytes
+_KEY_CHUNK = 256                 # records per chunk when computing reader keys
 
 
 def describe_seed(seed, seed2):
@@ -107,91 +108,54 @@ class Values(Step):
             lambda _: tuple(function()))).unbatch()
 
 
-def _keyed(filename, keys, records):
-    """``(key, record)`` pairs with ``key = filename + ":" + keys`` (an int64 dataset)."""
-    return tf.data.Dataset.zip((keys, records)).map(
-        lambda position, record: (filename + ":" + tf.strings.as_string(position), record))
+class HoppedRecords(Reading):
+    """Overlapping fixed-length records, as TF1 reads them with ``hop_bytes``
+    (tf.data has no such reader): cut from the whole file."""
 
+    kind = "fixed_length"
 
-def _tfrecord_records(filename, with_keys, compression_type):
-    records = tf.data.TFRecordDataset(filename, compression_type=compression_type)
-    if not with_keys:
-        return records
+    def __init__(self, record_bytes, header_bytes, footer_bytes, hop_bytes):
+        self.options = (record_bytes, header_bytes, footer_bytes, hop_bytes)
 
-    def next_offset(offset, record):   # the key is the record's offset in the stream
-        length = tf.cast(tf.strings.length(record), tf.int64)
-        return offset + length + _TFRECORD_FRAMING, (
-            filename + ":" + tf.strings.as_string(offset), record)
-    return records.scan(tf.constant(0, tf.int64), next_offset)
-
-
-def _text_line_records(filename, with_keys, skip_header_lines):
-    records = tf.data.TextLineDataset(filename).skip(skip_header_lines)
-    if not with_keys:
-        return records
-    first_line = skip_header_lines + 1
-    return _keyed(filename, tf.data.Dataset.range(first_line, tf.int64.max), records)
-
-
-def _hopped_records(filename, record_bytes, header_bytes, footer_bytes, hop_bytes):
-    """Overlapping fixed-length records, as TF1 reads them with ``hop_bytes``."""
-    contents = tf.io.read_file(filename)
-    body = tf.strings.length(contents) - header_bytes - footer_bytes
-    count = tf.maximum((body - record_bytes) // hop_bytes + 1, 0)
-    return tf.data.Dataset.range(tf.cast(count, tf.int64)).map(lambda index: tf.strings.substr(
-        contents, header_bytes + tf.cast(index, tf.int32) * hop_bytes, record_bytes))
-
-
-def _fixed_length_records(filename, with_keys, record_bytes, header_bytes, footer_bytes,
-                          hop_bytes, encoding):
-    if hop_bytes:
-        records = _hopped_records(filename, record_bytes, header_bytes, footer_bytes, hop_bytes)
-    else:
-        records = tf.data.FixedLengthRecordDataset(
-            filename, record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
-            compression_type=encoding)
-    if not with_keys:
-        return records
-    return _keyed(filename, tf.data.Dataset.range(tf.int64.max), records)
-
-
-def _whole_file_records(filename, with_keys):
-    contents = tf.data.Dataset.from_tensors(tf.io.read_file(filename))
-    return contents.map(lambda data: (filename, data)) if with_keys else contents
-
-
-# reader op type -> (records function(filename, with_keys, **arguments), tf.data name)
-READERS = {
-    "TFRecordReaderV2": (_tfrecord_records, "TFRecordDataset"),
-    "TextLineReaderV2": (_text_line_records, "TextLineDataset"),
-    "FixedLengthRecordReaderV2": (_fixed_length_records, "FixedLengthRecordDataset"),
-    "WholeFileReaderV2": (_whole_file_records, "read_file (whole files)"),
-}
+    def records(self, filename):
+        record_bytes, header_bytes, footer_bytes, hop_bytes = self.options
+        contents = tf.io.read_file(filename)
+        body = tf.strings.length(contents) - header_bytes - footer_bytes
+        count = tf.maximum((body - record_bytes) // hop_bytes + 1, 0)
+        return tf.data.Dataset.range(tf.cast(count, tf.int64)).map(
+            lambda index: tf.strings.substr(
+                contents, header_bytes + tf.cast(index, tf.int32) * hop_bytes, record_bytes))
 
 
 class Read(Step):
-    """Each upstream file name read into records, as the TF1 reader op would:
-    ``(key, record)`` elements when the pipeline uses the reader's key, else ``(record,)``."""
+    """Each upstream file name read into records as the TF1 reader op would
+    (``reading``, a :class:`~tf1compat.pipeline.record_datasets.Reading`):
+    ``(key, record)`` elements when the pipeline uses the reader's key, else
+    ``(record,)``. ``name`` is the tf.data reader with its arguments."""
 
-    def __init__(self, upstream, reader_type, arguments, with_keys):
-        self.upstream, self.reader_type = upstream, reader_type
-        self.arguments, self.with_keys = arguments, with_keys
+    def __init__(self, upstream, reading, name, with_keys):
+        self.upstream, self.reading = upstream, reading
+        self.name, self.with_keys = name, with_keys
 
     def text(self):
-        shown = ", ".join(f"{key}={value!r}" for key, value in self.arguments.items()
-                          if value not in (None, 0, ""))
-        name = READERS[self.reader_type][1]
-        name = f"{name}({shown})" if shown else name
-        return f"{name} with reader keys" if self.with_keys else name
+        return f"{self.name} with reader keys" if self.with_keys else self.name
 
     def apply(self, dataset):
-        records = READERS[self.reader_type][0]
-        arguments, with_keys = self.arguments, self.with_keys
+        reading, with_keys = self.reading, self.with_keys
+
+        def with_key(filename):
+            def keyed(start, records):
+                end, positions = reading.positions(start, records)
+                return end, (reading.keys(tf.fill(tf.shape(records), filename), positions),
+                             records)
+            return reading.records(filename).batch(_KEY_CHUNK).scan(
+                tf.constant(0, tf.int64), keyed).unbatch()
 
         @tf.autograph.experimental.do_not_convert
         def read(filename):
-            keyed = records(filename, with_keys, **arguments)
-            return keyed if with_keys else keyed.map(lambda record: (record,))
+            if with_keys:
+                return with_key(filename)
+            return reading.records(filename).map(lambda record: (record,))
         return dataset.flat_map(read)
 
 

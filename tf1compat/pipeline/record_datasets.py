@@ -14,7 +14,7 @@ whole files.
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
 
-__all__ = ["Reading", "reading_of", "build_record_chunks"]
+__all__ = ["Reading", "reading_of", "reading_of_op", "build_record_chunks"]
 
 _READER_NAMES = "TFRecordReader, FixedLengthRecordReader, TextLineReader or WholeFileReader"
 
@@ -103,7 +103,15 @@ def reading_of(api, readers):
             f"{api}: the readers differ ({len(kinds)} kinds or settings); give readers "
             "of one kind with the same arguments", argument="reader",
             expected="readers of one kind and settings")
-    op_type, attrs = _describe(readers[0])
+    return _reading(api, *_describe(readers[0]))
+
+
+def reading_of_op(api, op):
+    """The :class:`Reading` of a reader op (e.g. ``TFRecordReaderV2``) of a graph."""
+    return _reading(api, op.type, op.node_def.attr)
+
+
+def _reading(api, op_type, attrs):
     if op_type == "TFRecordReaderV2":
         return _TFRecords(attrs["compression_type"].s.decode() or None)
     if op_type == "FixedLengthRecordReaderV2":
