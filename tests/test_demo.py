@@ -21,7 +21,9 @@ def test_demo_passes(tmp_path, capsys):
     assert "each of the 1000 records arrived exactly once" in out
     assert "synthetic CIFAR-10 (train 300, test 40 images)" in out
     assert "EQUAL: legacy 300, tf.data 300 examples" in out
-    assert out.count("EQUAL") == 2 and "examples/s" in out
+    assert out.count("EQUAL") == 3 and "examples/s" in out
+    assert "plan: 5 files, 1 epoch, in order -> FixedLengthRecordDataset(record_bytes=3073)" in out
+    assert "compared in order: EQUAL: queues 300, tf.data 300 examples" in out
     assert out.rstrip().endswith("feed the same examples")
     assert out.splitlines()[-1].startswith("PASS")
 

@@ -10,12 +10,16 @@
    tf.data way (:func:`tf1compat.to_tf_data` -> ``batch``); both are timed.
 4. :func:`tf1compat.compare` checks them example by example: in order with one
    reader and no shuffling, and as multisets with four readers, shuffled.
+5. The tutorial's ``cifar10_input.inputs`` queue pipeline over the binary
+   batches is lowered to tf.data by :func:`tf1compat.to_tf_data` (its plan is
+   shown), compared in order with its queue version, and both are timed.
 
 The verdict passes only when every step does.
 """
 
 import collections
 import os
+import tarfile
 import tempfile
 import time
 
@@ -77,7 +81,7 @@ def check_exactly_once(directory, seed):
     counts = collections.Counter(ids)
     missing = sorted(set(range(total)) - set(counts))
     repeated = sorted(i for i, n in counts.items() if n > 1)
-    print(f"[1/4] queue pipeline: {len(ids)} of {total} records in {NUM_FILES} TFRecord files "
+    print(f"[1/5] queue pipeline: {len(ids)} of {total} records in {NUM_FILES} TFRecord files "
           f"through string_input_producer -> TFRecordReader -> shuffle_batch -> "
           f"SessionIterator ({len(ids) / seconds:,.0f} records/s)")
     if missing or repeated:
@@ -90,7 +94,7 @@ def check_exactly_once(directory, seed):
 
 def prepare_cifar(directory, seed, cifar=None):
     """Step 2: convert ``cifar`` (or a fresh synthetic CIFAR-10) to slim TFRecords;
-    returns the dataset directory."""
+    returns the binary source and the dataset directory."""
     from tf1compat import cifar10
 
     source = cifar
@@ -101,9 +105,9 @@ def prepare_cifar(directory, seed, cifar=None):
     summary = cifar10.convert(source, dataset_dir, num_shards=NUM_SHARDS, quiet=True)
     kind = "real" if cifar else "synthetic"
     counts = ", ".join(f"{split} {n}" for split, n in summary.counts.items())
-    print(f"[2/4] {kind} CIFAR-10 ({counts} images) -> slim TFRecords, {NUM_SHARDS} shards "
+    print(f"[2/5] {kind} CIFAR-10 ({counts} images) -> slim TFRecords, {NUM_SHARDS} shards "
           f"per split, in {summary.seconds:.1f} s")
-    return dataset_dir
+    return source, dataset_dir
 
 
 def build_legacy_batches(dataset_dir, *, shuffle, num_readers, seed):
@@ -134,10 +138,10 @@ def build_tf_data_batches(dataset_dir, *, shuffle, num_readers, seed):
     return dataset.batch(BATCH_SIZE).prefetch(2)
 
 
-def _examples_per_second(batches):
+def _examples_per_second(batches, labels="label"):
     """Read every batch; returns (examples, examples per second)."""
     start = time.perf_counter()
-    count = sum(len(batch["label"]) for batch in batches)
+    count = sum(len(batch[labels]) for batch in batches)
     return count, count / (time.perf_counter() - start)
 
 
@@ -152,7 +156,7 @@ def measure_throughput(dataset_dir, seed):
         legacy_count, legacy_rate = _examples_per_second(iterator)
     reference = build_tf_data_batches(dataset_dir, **spec).as_numpy_iterator()
     tf_data_count, tf_data_rate = _examples_per_second(reference)
-    print(f"[3/4] train split, batches of {BATCH_SIZE} (start-up included):\n"
+    print(f"[3/5] train split, batches of {BATCH_SIZE} (start-up included):\n"
           f"      TF1 slim  get_split -> DatasetDataProvider -> batch -> SessionIterator: "
           f"{legacy_count} examples, {legacy_rate:,.0f} examples/s\n"
           f"      tf.data   to_tf_data(get_split) -> batch:                                "
@@ -171,13 +175,49 @@ def compare_both_ways(dataset_dir, seed):
         with tc.legacy_graph(seed=seed):
             legacy = build_legacy_batches(dataset_dir, **spec)
         reports.append(tc.compare(legacy, reference, ordered=ordered, reference_batched=True))
-    print("[4/4] compare, example by example:")
+    print("[4/5] compare, example by example:")
     ways = ("in order, 1 reader, no shuffling", f"as multisets, {NUM_READERS} readers, shuffled")
     for report, how in zip(reports, ways, strict=True):
         verdict = "EQUAL" if report.equal else "DIFFER"
         print(f"      {how:<40} {verdict}: legacy {report.legacy_count}, "
               f"tf.data {report.reference_count} examples")
     return reports
+
+
+def _binary_folder(source, directory):
+    """The folder of the binary batches: ``source`` itself, or its archive extracted."""
+    if os.path.isdir(source):
+        return source
+    extracted = os.path.join(directory, "cifar-binary")
+    with tarfile.open(source) as archive:
+        archive.extractall(extracted, filter="data")
+    return extracted
+
+
+def lower_tutorial_inputs(source, directory):
+    """Step 5: the tutorial's queue input lowered to tf.data, compared, both timed;
+    returns the comparison report."""
+    import tf1compat as tc
+    from tf1compat import cifar10
+
+    folder = _binary_folder(source, directory)
+    with tc.legacy_graph():
+        legacy = cifar10.inputs(False, folder, BATCH_SIZE, num_epochs=1)
+        plan = tc.describe_lowering(legacy)
+        lowered = tc.to_tf_data(legacy)
+    report = tc.compare(legacy)
+    with tc.SessionIterator(legacy) as iterator:
+        _, legacy_rate = _examples_per_second(iterator, labels=1)
+    _, lowered_rate = _examples_per_second(lowered.as_numpy_iterator(), labels=1)
+    verdict = "EQUAL" if report.equal else "DIFFER"
+    how = "in order" if report.ordered else "as multisets"
+    print(f"[5/5] the tutorial's cifar10_input.inputs(), queues -> to_tf_data(fetches):\n"
+          f"      plan: {plan}\n"
+          f"      compared {how}: {verdict}: queues {report.legacy_count}, "
+          f"tf.data {report.reference_count} examples\n"
+          f"      queues (SessionIterator) {legacy_rate:,.0f} examples/s, lowered tf.data "
+          f"{lowered_rate:,.0f} examples/s ({lowered_rate / legacy_rate:.1f}x)")
+    return report
 
 
 def run(workdir=None, seed=0, cifar=None):
@@ -190,9 +230,10 @@ def run(workdir=None, seed=0, cifar=None):
         directory = workdir or tmp
         os.makedirs(directory, exist_ok=True)
         exactly_once = check_exactly_once(directory, seed)
-        dataset_dir = prepare_cifar(directory, seed, cifar)
+        source, dataset_dir = prepare_cifar(directory, seed, cifar)
         measure_throughput(dataset_dir, seed)
         reports = compare_both_ways(dataset_dir, seed)
+        reports.append(lower_tutorial_inputs(source, directory))
         for report in reports:
             if not report.equal:
                 print(report)
