@@ -64,8 +64,8 @@ def test_one_thread_in_order_with_structure_dtypes_and_batch_shapes(tfrecords):
         assert dataset.element_spec == {"id": tf.TensorSpec([None], tf.int64),
                                         "x": tf.TensorSpec([None, 3], tf.float32)}
         assert tc.describe_lowering(batch) == (
-            "3 files, 1 epoch, in order -> TFRecordDataset -> map(1 op: ParseExampleV2) "
-            "-> batch(4, keep remainder)")
+            "3 files, 1 epoch, in order -> TFRecordDataset -> batch(4, keep remainder) "
+            "-> map(vectorized: 1 op: ParseExampleV2) -> prefetch(autotune)")
         assert_equal_to_own_lowering(batch, ordered=True, count=21)
     assert ids_of(dataset) == list(range(21))          # usable eagerly, outside the graph
     assert [len(b["id"]) for b in dataset] == [4, 4, 4, 4, 4, 1]
@@ -92,7 +92,9 @@ def test_shuffle_batch_with_threads_equal_as_multisets(tfrecords):
         plan = tc.describe_lowering(batch)
         assert "reshuffled every epoch (unseeded)" in plan
         assert "2 threads" not in plan and "3 threads -> parallel" in plan
-        assert plan.endswith("-> shuffle(buffer 10, seed 7) -> batch(4, keep remainder)")
+        assert plan.endswith("-> shuffle(buffer 10, seed 7) -> batch(4, keep remainder) -> "
+                             "map(vectorized: 1 op: ParseExampleV2, 3 threads -> parallel) "
+                             "-> prefetch(autotune)")
         assert_equal_to_own_lowering(batch, ordered=False, count=42)
 
 
@@ -100,7 +102,7 @@ def test_the_remainder_is_dropped_as_tf1_drops_it(tfrecords):
     with tc.legacy_graph():
         _, example = parsed(tfrecords)
         batch = tc.batch(example, 4)
-        assert tc.describe_lowering(batch).endswith("batch(4, drop remainder)")
+        assert "batch(4, drop remainder)" in tc.describe_lowering(batch)
         assert_equal_to_own_lowering(batch, ordered=True, count=20)
         dataset = tc.to_tf_data(batch)
     assert [len(b["id"]) for b in dataset] == [4] * 5
@@ -114,7 +116,7 @@ def test_batch_join_of_readers_interleaves_equal_as_multisets(tfrecords):
         batch = tc.batch_join(examples, 4, allow_smaller_final_batch=True)
         assert tc.describe_lowering(batch) == (
             "3 files, 1 epoch, in order -> interleave(3 readers: TFRecordDataset -> "
-            "map(1 op: ParseExampleV2)) -> batch(4, keep remainder)")
+            "map(1 op: ParseExampleV2)) -> batch(4, keep remainder) -> prefetch(autotune)")
         assert_equal_to_own_lowering(batch, ordered=False, count=21)
 
 
@@ -204,7 +206,8 @@ def test_slice_input_producer_over_arrays(rng):
         feature, label = tc.slice_input_producer([features, labels], num_epochs=2, seed=3)
         batch = tc.batch([feature * 2.0, label], 5, allow_smaller_final_batch=True)
         assert tc.describe_lowering(batch).startswith(
-            "23 values, 2 epochs, reshuffled every epoch (seed 3) -> map(")
+            "23 values, 2 epochs, reshuffled every epoch (seed 3) -> batch(5, keep remainder) "
+            "-> map(vectorized: 3 ops: GatherV2, Mul)")
         assert_equal_to_own_lowering(batch, ordered=True, count=46)
         dataset = tc.to_tf_data(batch)
     lowered = list(dataset.as_numpy_iterator())
@@ -236,8 +239,8 @@ def test_tutorial_inputs_with_per_batch_ops(tmp_path):
     with tc.legacy_graph():
         images, labels = cifar10.inputs(True, source, batch_size=4, num_epochs=1)
         plan = tc.describe_lowering((images, labels))
-        assert plan.startswith("1 files, 1 epoch, in order -> FixedLengthRecordDataset(")
-        assert plan.endswith("batch(4, keep remainder) -> map(1 op: Reshape)")
+        assert plan.startswith("1 file, 1 epoch, in order -> FixedLengthRecordDataset(")
+        assert plan.endswith("batch(4, keep remainder) -> map(1 op: Reshape) -> prefetch(autotune)")
         assert_equal_to_own_lowering((images, labels), ordered=True, count=10)
 
 
@@ -255,6 +258,54 @@ def test_seeded_random_preprocessing_gives_tf1_values(tmp_path):
         batch = tc.batch(image, 5, allow_smaller_final_batch=True)
         assert "in order: random ops" in tc.describe_lowering(batch)
         assert_equal_to_own_lowering(batch, ordered=True, count=24)
+
+
+# ------------------------------------------------------------ batch-then-parse
+
+def test_parse_and_decode_run_on_batches_with_the_same_values(tmp_path, rng):
+    path = str(tmp_path / "images.tfrecord")
+    images = rng.integers(0, 256, (11, 4, 4, 3), dtype=np.uint8)
+    write_records(path, [make_example({"raw": image.tobytes(), "label": index})
+                         for index, image in enumerate(images)])
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(tc.string_input_producer([path], num_epochs=1))
+        example = tf.io.parse_single_example(value, {
+            "raw": tf.io.FixedLenFeature([], tf.string),
+            "label": tf.io.FixedLenFeature([], tf.int64)})
+        image = tf.reshape(tf.io.decode_raw(example["raw"], tf.uint8), [4, 4, 3])
+        image = tf.cast(image[:, ::-1], tf.float32) * 0.125 - 0.5
+        batch = tc.batch([image, example["label"]], 4, allow_smaller_final_batch=True)
+        assert "-> batch(4, keep remainder) -> map(vectorized: 7 ops: ParseExampleV2, " \
+               "DecodeRaw, Reshape, ...)" in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=False, count=11)
+        dataset = tc.to_tf_data(batch)
+    lowered = list(dataset.as_numpy_iterator())
+    order = np.concatenate([labels for _, labels in lowered])
+    np.testing.assert_array_equal(np.concatenate([b for b, _ in lowered]),
+                                  images[order][:, :, ::-1].astype(np.float32) * 0.125 - 0.5)
+
+
+def test_strings_of_different_lengths_are_decoded_one_by_one(tmp_path):
+    path = tmp_path / "lines.txt"
+    path.write_text("".join("x" * (4 + i % 3) + "\n" for i in range(10)))
+    with tc.legacy_graph():
+        _, line = tc.TextLineReader().read(
+            tc.string_input_producer([str(path)], num_epochs=1, shuffle=False))
+        head = tf.reshape(tf.io.decode_raw(line, tf.uint8)[:4], [4]) + 1
+        batch = tc.batch(head, 3, allow_smaller_final_batch=True)
+        assert "map(vectorized: 4 ops: DecodeRaw, StridedSlice, Reshape, ...)" in \
+            tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=10)
+
+
+def test_division_reductions_and_random_ops_stay_per_example(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        mean = tf.reduce_mean(example["x"])
+        noisy = example["x"] + tf.random.uniform([3], seed=1)
+        for value in (mean, noisy, example["x"] / 255.0):
+            plan = tc.describe_lowering(tc.batch(value, 4))
+            assert "vectorized" not in plan and plan.index("map(") < plan.index("batch(")
 
 
 # ------------------------------------------------------------ compare and arguments

@@ -39,6 +39,10 @@ TARGETS = [
      "tf.data batch-then-parse", 1.0),
     ("PNG: slim fast path vs tf.data per-example", "PNG: fast path (slim)",
      PNG_REFERENCE, 1.5),
+    ("classic pipeline lowered vs tf.data per-example", "classic TF1, lowered to tf.data",
+     REFERENCE, 1.0),
+    ("classic pipeline lowered vs tf.data batch-then-parse", "classic TF1, lowered to tf.data",
+     "tf.data batch-then-parse", 0.9),
 ]
 
 

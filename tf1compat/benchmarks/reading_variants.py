@@ -69,6 +69,15 @@ def _classic(path, batch_size, shuffle):
                     allow_smaller_final_batch=True)
 
 
+def _lowered(path, batch_size, shuffle):
+    """The classic pipeline as tf.data: ``to_tf_data`` of its fetches."""
+    import tf1compat as tc
+
+    with tc.legacy_graph():
+        fetches = _classic(path, batch_size, shuffle)
+    return tc.to_tf_data(fetches)
+
+
 def _fast(path, batch_size, shuffle):
     """fastpath.build_example_batches: read_up_to + parse_example + decode_raw."""
     import tf1compat as tc
@@ -157,6 +166,7 @@ def _iterate_dataset(dataset):
 VARIANTS = {
     "classic TF1, sess.run loop": ("raw", _classic, _iterate_session_loop),
     "classic TF1, SessionIterator": ("raw", _classic, _iterate_session_iterator),
+    "classic TF1, lowered to tf.data": ("raw", _lowered, _iterate_dataset),
     "fast path (TFRecord)": ("raw", _fast, _iterate_session_iterator),
     "fast path (slim)": ("raw", _slim_fast, _iterate_session_iterator),
     "tf.data per-example": ("raw", _tfdata_per_example, _iterate_dataset),

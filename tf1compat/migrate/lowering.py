@@ -40,6 +40,7 @@ from tf1compat.migrate.lowering_plan import (
     Shuffle,
     Values,
 )
+from tf1compat.migrate.lowering_vectorize import vectorize
 from tf1compat.pipeline.record_datasets import reading_of_op
 
 __all__ = ["Lowering", "lower", "lower_to_tf_data", "describe_lowering", "is_graph_fetches"]
@@ -354,6 +355,9 @@ def lower(fetches):
     plan = reader.mapped(source, function)
     batched = isinstance(plan.upstream, (Batch, Prefetch)) and all(
         t.shape.rank != 0 for t in flat)
+    plan = vectorize(plan, reader.graph_def)
+    if not any(isinstance(step, Prefetch) for step in plan.chain()):
+        plan = Prefetch(plan, tf.data.AUTOTUNE)   # what the queue runners' threads did
     return Lowering(fetches, plan, batched)
 
 

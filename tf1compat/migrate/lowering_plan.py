@@ -92,12 +92,13 @@ class Values(Step):
         self.endless = num_epochs is None
 
     def text(self):
+        noun = self.noun[:-1] if self.length == 1 else self.noun   # "1 file"
         count = "" if self.length is None else f"{self.length} "
         epochs = ("repeated forever" if self.num_epochs is None else
                   f"{self.num_epochs} epoch{'s' if self.num_epochs != 1 else ''}")
         order = ("in order" if self.seeds is None else
                  f"reshuffled every epoch ({describe_seed(*self.seeds)})")
-        return f"{count}{self.noun}, {epochs}, {order}"
+        return f"{count}{noun}, {epochs}, {order}"
 
     def apply(self, dataset):
         epochs = (tf.data.Dataset.range(1).repeat() if self.num_epochs is None
@@ -131,7 +132,7 @@ class Read(Step):
     """Each upstream file name read into records as the TF1 reader op would
     (``reading``, a :class:`~tf1compat.pipeline.record_datasets.Reading`):
     ``(key, record)`` elements when the pipeline uses the reader's key, else
-    ``(record,)``. ``name`` is the tf.data reader with its arguments."""
+    ``record``. ``name`` is the tf.data reader with its arguments."""
 
     def __init__(self, upstream, reading, name, with_keys):
         self.upstream, self.reading = upstream, reading
@@ -153,9 +154,7 @@ class Read(Step):
 
         @tf.autograph.experimental.do_not_convert
         def read(filename):
-            if with_keys:
-                return with_key(filename)
-            return reading.records(filename).map(lambda record: (record,))
+            return with_key(filename) if with_keys else reading.records(filename)
         return dataset.flat_map(read)
 
 
@@ -186,15 +185,19 @@ class Map(Step):
                 and self.positions == list(range(len(self.positions)))
                 and self.function.inputs == self.function.outputs)
 
-    def text(self):
-        if self.function.is_selection and not self.unbatch:
-            return ""
+    def parts(self):
+        """What the map does and how it runs, for :meth:`text`."""
         parts = [self.function.describe()]
         if self.threads > 1:
             parts.append(f"{self.threads} threads -> parallel")
         elif self.sequential:
             parts.append("in order: random ops")
-        text = f"map({', '.join(parts)})"
+        return parts
+
+    def text(self):
+        if self.function.is_selection and not self.unbatch:
+            return ""
+        text = f"map({', '.join(self.parts())})"
         return f"{text} -> unbatch" if self.unbatch else text
 
     def apply(self, dataset):
@@ -249,13 +252,15 @@ class Batch(Step):
 
 
 class Prefetch(Step):
-    """A queue that only buffers batches (``prefetch_queue``)."""
+    """A queue that only buffers batches (``prefetch_queue``), or the work ahead of
+    the consumer that queue-runner threads do (``buffer_size`` AUTOTUNE)."""
 
     def __init__(self, upstream, buffer_size):
         self.upstream, self.buffer_size = upstream, buffer_size
 
     def text(self):
-        return f"prefetch({self.buffer_size})"
+        size = "autotune" if self.buffer_size == tf.data.AUTOTUNE else self.buffer_size
+        return f"prefetch({size})"
 
     def apply(self, dataset):
         return dataset.prefetch(self.buffer_size)

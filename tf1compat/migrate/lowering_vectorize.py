@@ -1,0 +1,174 @@
+"""Run a lowered per-example map on whole batches when that gives the same values.
+
+A classic pipeline parses each record with ``parse_single_example`` and decodes it
+op by op; tf.data runs the same work several times faster on batches
+("batch-then-parse"). :func:`vectorize` moves a :class:`Map` that feeds a
+:class:`Batch` (directly, or through a shuffle buffer, which does not care whether
+it holds records or parsed examples) behind the batch, where one call handles the
+whole batch:
+
+- ``ParseExampleV2`` of a record (``parse_single_example``) becomes the same op on
+  the batch of records (dense features only);
+- ``DecodeRaw`` of a record or of a parsed string becomes one ``DecodeRaw`` of the
+  batch, guarded: a batch whose strings differ in length runs the per-example
+  function instead (``tf.map_fn``), so nothing fails that did not fail before;
+- the other ops are vectorized by TensorFlow's ``pfor`` (``tf.vectorized_map``),
+  and only ops whose values do not depend on batching are allowed (reshapes,
+  slices, casts, addition, multiplication; no division, no reductions, no random
+  numbers).
+
+Anything else keeps the per-example map. The values are the same bit for bit.
+"""
+
+from tf1compat._tf import tf
+from tf1compat.migrate.graph_function import trace_function
+from tf1compat.migrate.lowering_plan import Batch, Map, Shuffle, Step
+
+__all__ = ["vectorize", "VectorizedMap"]
+
+# Ops that pfor vectorizes into ops computing the same values element by element,
+# bit for bit. Not division: a float division by a constant differs in the last bit
+# between batched and per-example runs (measured), as can other vectorized math.
+_EXACT = frozenset({
+    "Identity", "Const", "NoOp", "StopGradient", "Reshape", "Cast", "Bitcast", "ExpandDims",
+    "Squeeze", "Transpose", "StridedSlice", "Slice", "Pack", "Unpack", "ConcatV2", "Tile",
+    "Pad", "PadV2", "MirrorPad", "ReverseV2", "GatherV2", "OneHot", "Shape", "Size", "Rank",
+    "Fill", "ZerosLike", "OnesLike", "Range", "Add", "AddV2", "Sub", "Mul", "Neg", "Abs",
+    "Sign", "Square", "Floor", "Ceil", "Round", "Maximum", "Minimum", "ClipByValue", "Equal",
+    "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr",
+    "LogicalNot", "Select", "SelectV2",
+})
+_PARSE, _DECODE = "ParseExampleV2", "DecodeRaw"
+
+
+def _dense_outputs(parse):
+    """The dense value outputs of a ParseExampleV2 op."""
+    num_sparse = parse.get_attr("num_sparse")
+    num_dense = len(parse.get_attr("Tdense"))
+    first = 3 * num_sparse
+    return parse.outputs[first:first + num_dense]
+
+
+def _liftable_parse(op, inputs):
+    """A parse_single_example of a function input, fully defined dense features only."""
+    serialized = op.inputs[0]
+    if serialized.name not in inputs or serialized.shape.rank != 0:
+        return False
+    if not all(tf.TensorShape(shape).is_fully_defined()
+               for shape in op.get_attr("dense_shapes")):
+        return False
+    dense = {t.name for t in _dense_outputs(op)}
+    return all(t.name in dense or not t.consumers() for t in op.outputs)
+
+
+def _plan_lifting(function):
+    """``(parse ops, decode ops)`` lifted to the batch, or None when the function
+    cannot run on batches with the same values."""
+    if function.is_selection or function.draws_random_numbers():
+        return None
+    inputs = {t.name for t in function.inputs}
+    parses = [op for op in function.ops if op.type == _PARSE and _liftable_parse(op, inputs)]
+    batched = inputs | {t.name for op in parses for t in _dense_outputs(op)}
+    decodes = [op for op in function.ops if op.type == _DECODE and op.inputs[0].name in batched]
+    lifted = set(parses) | set(decodes)
+    if any(op not in lifted and op.type not in _EXACT for op in function.ops):
+        return None
+    return parses, decodes
+
+
+class VectorizedMap(Step):
+    """A per-example :class:`Map` run once per batch (see the module docstring)."""
+
+    def __init__(self, upstream, per_example, parses, decodes, graph_def):
+        self.upstream, self.per_example = upstream, per_example
+        self.parses, self.decodes = parses, decodes
+        self.deterministic = per_example.deterministic
+        function = per_example.function
+        self.parse_arguments = [trace_function(graph_def, list(op.inputs[1:])) for op in parses]
+        lifted, own = set(parses) | set(decodes), set(function.ops)
+        computed = [t for t in function.outputs if t.op in own and t.op not in lifted]
+        self.rest = trace_function(graph_def, computed,
+                                   lambda op: op in lifted or op not in own)
+
+    def text(self):
+        return f"map(vectorized: {', '.join(self.per_example.parts())})"
+
+    def _parsed(self, components):
+        """``{graph tensor name: batched value}`` of the inputs and the parsed features."""
+        map_step = self.per_example
+        values = {t.name: components[i]
+                  for t, i in zip(map_step.function.inputs, map_step.positions, strict=True)}
+        for op, arguments in zip(self.parses, self.parse_arguments, strict=True):
+            names, sparse_keys, dense_keys, ragged_keys, *defaults = arguments()
+            parsed = tf.raw_ops.ParseExampleV2(
+                serialized=values[op.inputs[0].name], names=names, sparse_keys=sparse_keys,
+                dense_keys=dense_keys, ragged_keys=ragged_keys, dense_defaults=defaults,
+                num_sparse=op.get_attr("num_sparse"), sparse_types=op.get_attr("sparse_types"),
+                ragged_value_types=op.get_attr("ragged_value_types"),
+                ragged_split_types=op.get_attr("ragged_split_types"),
+                dense_shapes=op.get_attr("dense_shapes"))
+            values.update(zip((t.name for t in _dense_outputs(op)), parsed.dense_values,
+                              strict=True))
+        return values
+
+    def _rest(self, values):
+        """The function's outputs from the parsed batch: decode, then pfor the rest."""
+        values = dict(values)
+        for op in self.decodes:
+            values[op.outputs[0].name] = tf.io.decode_raw(
+                values[op.inputs[0].name], op.get_attr("out_type"),
+                little_endian=op.get_attr("little_endian"))
+        if self.rest.outputs:
+            arguments = tuple(values[t.name] for t in self.rest.inputs)
+            results = tf.vectorized_map(lambda sliced: tuple(self.rest(*sliced)), arguments,
+                                        fallback_to_while_loop=False)
+            values.update(zip((t.name for t in self.rest.outputs), results, strict=True))
+        return tuple(values[t.name] for t in self.per_example.function.outputs)
+
+    def _per_example(self, components):
+        """The function applied to each element of the batch in turn."""
+        map_step = self.per_example
+        inputs = tuple(components[i] for i in map_step.positions)
+        signature = tuple(tf.TensorSpec(t.shape, t.dtype) for t in map_step.function.outputs)
+        return tf.map_fn(lambda sliced: tuple(map_step.function(*sliced)), inputs,
+                         fn_output_signature=signature)
+
+    def apply(self, dataset):
+        @tf.autograph.experimental.do_not_convert
+        def call(*components):
+            values = self._parsed(components)
+            if not self.decodes:
+                return self._rest(values)
+            # Strings of one length decode into a matrix; other batches go one by one.
+            lengths = [tf.strings.length(values[op.inputs[0].name]) for op in self.decodes]
+            same = tf.reduce_all([tf.reduce_all(tf.equal(n, n[:1])) for n in lengths])
+            return tf.cond(same, lambda: self._rest(values),
+                           lambda: self._per_example(components))
+        return dataset.map(call, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
+def vectorize(plan, graph_def):
+    """``plan`` with every Map that feeds a Batch run on the batches, where that gives
+    the same values (the steps are relinked in place; returns the last step)."""
+    steps = plan.chain()
+    for index, batch in enumerate(steps):
+        if not isinstance(batch, Batch) or batch.padded:
+            continue
+        below = batch.upstream
+        shuffle = below if isinstance(below, Shuffle) else None
+        map_step = shuffle.upstream if shuffle is not None else below
+        if not isinstance(map_step, Map) or map_step.unbatch:
+            continue
+        lifting = _plan_lifting(map_step.function)
+        if lifting is None:
+            continue
+        if shuffle is not None:
+            shuffle.upstream = map_step.upstream
+        else:
+            batch.upstream = map_step.upstream
+        vectorized = VectorizedMap(batch, map_step, *lifting, graph_def)
+        if index + 1 < len(steps):
+            steps[index + 1].upstream = vectorized
+        else:
+            plan = vectorized
+    return plan
