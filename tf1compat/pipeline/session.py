@@ -8,18 +8,16 @@ queue-runner thread's error in the consumer (same TF error type, message naming
 the failing op and file), and stops and joins all its threads on every exit.
 """
 
-import re
 import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.fastpath import files_read_by
-from tf1compat.pipeline.queues import READER_OPS, check_reader_queues, queue_files
+from tf1compat.pipeline.queues import check_reader_queues
+from tf1compat.pipeline.runner_errors import explain_runner_error, failing_op
 
 __all__ = ["SessionIterator"]
 
 _THREAD_PREFIX = "tf1compat-"
-_NODE_TAG = re.compile(r"\{\{node ([^}]+)\}\}")
-_CORRUPT_AT = re.compile(r"corrupted record at (\d+)")
 
 
 def _graph_of(fetches):
@@ -35,75 +33,6 @@ def _graph_of(fetches):
         raise ValueError("SessionIterator: fetches are eager tensors; build the "
                          "pipeline inside `with tf1compat.legacy_graph():`")
     return v1.get_default_graph()
-
-
-def _failing_op(error, graph):
-    """The op that raised ``error``: errors from runner threads carry only its name."""
-    if error.op is not None:
-        return error.op
-    match = _NODE_TAG.search(error.message)
-    if match is None:
-        return None
-    try:
-        return graph.get_operation_by_name(match.group(1))
-    except (KeyError, ValueError):
-        return None
-
-
-def _files_and_compression(op):
-    """``(files, compression)`` a reader op or a fast path's ``get_next`` reads, when
-    known; compression is "GZIP", "ZLIB" or None for TFRecords, else None."""
-    if op is None:
-        return None, None
-    if op.type not in READER_OPS:
-        return files_read_by(op) or (None, None)
-    reader = op.inputs[0].op
-    compression = (reader.get_attr("compression_type").decode() or None
-                   if reader.type in ("TFRecordReaderV2", "TFRecordReader") else None)
-    return queue_files(op.inputs[1]), compression
-
-
-def _locate_corrupt_record(files, offset, compression):
-    """The CorruptRecordError of the file whose record at ``offset`` is damaged.
-
-    TensorFlow reports a header error at the record's start and a data error at
-    the start of its data, 12 bytes later; both identify the record.
-    """
-    from tf1compat.errors import CorruptRecordError
-    from tf1compat.records import tfrecord
-
-    for path in files:
-        try:
-            for _ in tfrecord.iter_records(path, compression=compression):
-                pass
-        except CorruptRecordError as e:
-            if offset in (e.offset, e.offset + 12):
-                return e
-        except OSError:
-            continue
-    return None
-
-
-def explain_runner_error(error, graph, failed="a queue-runner thread failed"):
-    """A copy of a queue-runner ``OpError`` (same type) whose message also names
-    the failing op and, for reader ops and fast paths, the file (or files) it was
-    reading. ``failed`` says what failed (a runner thread, or reading)."""
-    op = _failing_op(error, graph)
-    where = f"op '{op.name}' ({op.type})" if op is not None else "an unnamed op"
-    details = [f"{failed} in {where}"]
-    files, compression = _files_and_compression(op)
-    corrupt_at = _CORRUPT_AT.search(error.message)
-    located = None
-    if files and corrupt_at and isinstance(error, tf.errors.DataLossError):
-        located = _locate_corrupt_record(files, int(corrupt_at.group(1)), compression)
-    if located is not None:
-        details.append(str(located))
-    elif files:
-        shown = ", ".join(repr(f) for f in files[:5])
-        more = f" and {len(files) - 5} more" if len(files) > 5 else ""
-        details.append(f"reading from {shown}{more}")
-    message = f"{error.message}\n[tf1compat] {'; '.join(details)}"
-    return type(error)(error.node_def, error.op, message)
 
 
 class _Running:
@@ -237,7 +166,7 @@ class SessionIterator:
             )) from None
         except tf.errors.OpError as e:
             self.close()
-            op = _failing_op(e, self._graph)
+            op = failing_op(e, self._graph)
             if op is None or files_read_by(op) is None:
                 raise
             raise explain_runner_error(e, self._graph, failed="reading failed") from None
@@ -252,7 +181,7 @@ class SessionIterator:
         try:
             self._running.coordinator.raise_requested_exception()
         except tf.errors.OpError as e:
-            return explain_runner_error(e, self._graph)
+            return explain_runner_error(e, self._graph, self._running.session)
         except Exception as e:  # noqa: BLE001 - a non-TF error from a runner thread
             return e
         return None
