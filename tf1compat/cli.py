@@ -297,8 +297,35 @@ def _run_convert_images(args):
         seed=args.seed, on_error=args.on_error, workers=args.workers, **_runner_kwargs(args))
 
 
-_COMMANDS = [_add_demo, _add_bench, _add_inspect, _add_verify, _add_compare, _add_convert_cifar10,
-             _add_convert_images]
+def _add_run(subparsers):
+    p = subparsers.add_parser(
+        "run", help="run an unmodified TensorFlow 1 program (TF1's tensorflow and "
+                    "tf.contrib for its own files, tf1compat's queue API)",
+        description="Run PROGRAM.py (or, with -m, a module) as __main__ with ARGS, its own "
+                    "files importing TensorFlow 1's API; exits with the program's status.")
+    p.add_argument("-m", dest="module", action="store_true",
+                   help="TARGET is a module name, run like `python -m TARGET`")
+    p.add_argument("--grace-period", type=float, default=None, metavar="SECONDS",
+                   help="how long sess.run waits on queues whose runners were never started "
+                        "before failing (default 10)")
+    p.add_argument("target", metavar="PROGRAM", help="the program file (or module with -m)")
+    p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
+                   help="the program's own arguments")
+    p.set_defaults(handler=_run_program)
+
+
+def _run_program(args):
+    from tf1compat.v1 import program
+    run = program.run_module if args.module else program.run_path
+    try:
+        return run(args.target, args.args, grace_period=args.grace_period)
+    except (program.ProgramNotFoundError, ValueError) as e:
+        print(f"tf1compat run: error: {e}", file=sys.stderr)
+        return 2
+
+
+_COMMANDS = [_add_demo, _add_run, _add_bench, _add_inspect, _add_verify, _add_compare,
+             _add_convert_cifar10, _add_convert_images]
 
 
 def build_parser():

@@ -113,3 +113,38 @@ class LoweringError(Tf1CompatError, ValueError):
         if self.plan:
             message += f"\nlowered downstream of it: {self.plan}"
         return message
+
+
+class UnsupportedTF1Error(Tf1CompatError, NotImplementedError):
+    """A TF1 name that run mode cannot provide (a ``tf.contrib`` part with no
+    counterpart on TensorFlow 2) was called.
+
+    Attributes: ``name`` (as the program wrote it, e.g.
+    ``tf.contrib.quantize.create_training_graph``), ``alternative`` (what to use
+    on TensorFlow 2).
+    """
+
+    def __init__(self, name, alternative):
+        super().__init__(f"{name} is not available in tf1compat run mode: TensorFlow 2 has "
+                         f"no counterpart for it. Use instead: {alternative}")
+        self.name = name
+        self.alternative = alternative
+
+
+class QueueRunnersNotStartedError(Tf1CompatError, RuntimeError):
+    """``sess.run`` waited on queues whose queue runners were never started.
+
+    Attributes: ``queues`` (names of the queues waited on), ``grace_period``
+    (seconds waited).
+    """
+
+    def __init__(self, queues, grace_period):
+        names = ", ".join(repr(q) for q in queues)
+        super().__init__(
+            f"sess.run waited {grace_period:g} s on queue {names}, whose queue runners were "
+            "never started for this session, so nothing will ever fill it. Start them after "
+            "creating the session: `coord = tf.train.Coordinator(); threads = "
+            "tf.train.start_queue_runners(sess=sess, coord=coord)` (tf.train."
+            "MonitoredTrainingSession, Supervisor and slim.learning.train start them for you)")
+        self.queues = tuple(queues)
+        self.grace_period = grace_period

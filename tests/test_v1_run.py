@@ -1,0 +1,199 @@
+"""`tf1compat run`: TF1's tensorflow for the program's own files, tf.contrib, exit
+status, queue safety. Programs run in subprocesses: run mode changes the process."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tf1compat import cli
+
+pytestmark = pytest.mark.tf
+
+
+def write_program(folder, name, source):
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def tf1compat_run(*args, cwd, timeout=180):
+    """``python -m tf1compat run ARGS`` in ``cwd``; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "tf1compat", "run", *map(str, args)],
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+
+
+PROBE = """
+    import sys
+    import tensorflow as tf
+    import tensorflow.contrib.slim as slim
+    import tensorflow.compat.v1 as tf_v1
+    from tensorflow import contrib
+    from tensorflow.contrib import framework
+    from tensorflow.contrib.quantize import create_training_graph
+    from tensorflow.python_io import TFRecordWriter
+    from tensorflow.python.ops import control_flow_ops
+    import helper  # a module of the program's own folder
+
+    tf.app.flags.DEFINE_integer("steps", 1, "steps")
+    FLAGS = tf.app.flags.FLAGS
+
+
+    def main(argv):
+        import tf_slim  # a library: keeps TensorFlow 2
+        library_tf = sys.modules["tf_slim.ops.variables"].tf
+        x = tf.placeholder(tf.float32, [None, 5])
+        print("steps", FLAGS.steps, "argv", argv[1:])
+        print("tf1", tf is tf_v1 is helper.tf, hasattr(tf, "contrib"), contrib is tf.contrib)
+        print("graph mode", not tf.executing_eagerly(), x.get_shape()[1].value)
+        print("slim", slim.fully_connected is tf_slim.fully_connected,
+              framework.arg_scope is tf_slim.arg_scope, TFRecordWriter is tf.io.TFRecordWriter)
+        print("private", control_flow_ops.__name__)
+        print("library", hasattr(library_tf, "contrib"), sys.modules["tensorflow"].__name__,
+              hasattr(sys.modules["tensorflow"], "contrib"))
+        with tf.Session() as sess:
+            print("run", sess.run(tf.constant(2) * 3))
+        try:
+            create_training_graph(tf.get_default_graph())
+        except NotImplementedError as e:
+            print("unsupported", type(e).__name__, e.name, "|", e.alternative)
+        sys.exit(3)
+
+
+    if __name__ == "__main__":
+        tf.app.run()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_program_gets_tf1_and_contrib_libraries_keep_tf2_exit_status_kept(tmp_path):
+    write_program(tmp_path / "prog", "helper.py", "import tensorflow as tf\n")
+    program = write_program(tmp_path / "prog", "probe.py", PROBE)
+    result = tf1compat_run(program, "--steps=4", "extra", cwd=tmp_path)
+    assert result.returncode == 3, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["steps 4 argv ['extra']", "tf1 True True True"]
+    assert lines[2:6] == ["graph mode True 5", "slim True True True",
+                          "private tensorflow.python.ops.control_flow_ops",
+                          "library False tensorflow False"]
+    assert lines[6] == "run 6"
+    assert lines[7] == ("unsupported UnsupportedTF1Error tf.contrib.quantize.create_training_graph"
+                        " | tensorflow_model_optimization's quantization-aware training "
+                        "(tfmot.quantization.keras.quantize_model)")
+
+
+STARVED = """
+    import tensorflow as tf
+
+    queue = tf.train.string_input_producer([__file__], num_epochs=1)
+    _, line = tf.TextLineReader().read(queue)
+    batch = tf.train.batch([line], 2)
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        sess.run(batch)  # tf.train.start_queue_runners was forgotten
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_runners_never_started_fail_after_the_grace_period_run_as_module(tmp_path):
+    write_program(tmp_path, "legacy/__init__.py", "")
+    write_program(tmp_path, "legacy/starved.py", STARVED)
+    result = tf1compat_run("--grace-period", "1", "-m", "legacy.starved", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "QueueRunnersNotStartedError: sess.run waited 1 s on queue 'batch/fifo_queue', " \
+           "'input_producer'" in result.stderr
+    assert "tf.train.start_queue_runners(sess=sess, coord=coord)" in result.stderr
+    assert 'File "' + str(tmp_path / "legacy" / "starved.py") + '", line 9' in result.stderr
+
+
+CORRUPT = """
+    import sys
+    import tensorflow as tf
+
+    def pipeline(path):
+        queue = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, value = tf.TFRecordReader().read(queue)
+        return tf.train.batch([value], 2)
+
+    # 1. runners without a Coordinator: TF1 hangs when the reader thread dies
+    with tf.Graph().as_default():
+        batch = pipeline(sys.argv[1])
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            tf.train.start_queue_runners(sess=sess)
+            try:
+                while True:
+                    sess.run(batch)
+            except tf.errors.DataLossError as e:
+                print("sess.run:", e.message.splitlines()[-1])
+
+    # 2. the classic loop, where TF1 takes the closed queue for the end of the data
+    with tf.Graph().as_default():
+        batch = pipeline(sys.argv[1])
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            try:
+                while not coord.should_stop():
+                    sess.run(batch)
+            except tf.errors.OutOfRangeError:
+                print("done")
+            finally:
+                coord.request_stop()
+            coord.join(threads)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offset(tmp_path):
+    from tf1compat.records.tfrecord import write_records
+
+    data = tmp_path / "train.tfrecord"
+    write_records(data, [b"x" * 10] * 6)
+    damaged = bytearray(data.read_bytes())
+    damaged[3 * 26 + 12 + 4] ^= 0xFF  # a data byte of record 3
+    data.write_bytes(bytes(damaged))
+    program = write_program(tmp_path, "corrupt.py", CORRUPT)
+    result = tf1compat_run(program, data, cwd=tmp_path)
+    located = f"{data}: record 3 at byte 78: data CRC mismatch"
+    explained = f"[tf1compat] a queue-runner thread failed in op 'ReaderReadV2' (ReaderReadV2); " \
+                f"{located}"
+    [line] = result.stdout.splitlines()  # never "done": not taken for the end of the data
+    assert line.startswith(f"sess.run: {explained} (stored 0x")
+    assert result.returncode == 1
+    # the loop's sess.run or coord.join raises it (whichever sees the stop first)
+    assert re.search(r"line \d+, in <module>\n    (sess\.run\(batch\)|coord\.join\(threads\))",
+                     result.stderr)
+    assert "DataLossError: corrupted record at 90" in result.stderr and explained in result.stderr
+
+
+# --------------------------------------------------------- in-process: nothing installed
+
+def test_missing_program_and_module_exit_2_naming_them(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", str(tmp_path / "nope.py")]) == 2
+    assert f"cannot open '{tmp_path / 'nope.py'}': no such file" in capsys.readouterr().err
+    assert cli.main(["run", "-m", "no_such_package_xyz.train"]) == 2
+    assert "no module named 'no_such_package_xyz'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("grace", [0, -1, "10", True])
+def test_bad_grace_period_is_refused(grace):
+    from tf1compat.v1 import install
+    with pytest.raises(ValueError, match="grace_period must be a positive number"):
+        install(grace_period=grace)
+
+
+def test_install_refuses_a_missing_folder(tmp_path):
+    from tf1compat.v1 import install
+    with pytest.raises(FileNotFoundError, match="does not exist; expected the folders"):
+        install([tmp_path / "missing"])

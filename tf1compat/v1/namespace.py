@@ -1,0 +1,65 @@
+"""Run mode's ``tensorflow``: what a program's own ``import tensorflow as tf`` gets.
+
+It is ``tf.compat.v1`` (graph mode once ``install()`` has disabled v2 behaviour:
+v1 shapes with ``.value``, v1 control flow and summaries, ``tf.app``,
+``tf.flags``, ``tf.gfile``, ``tf.python_io``, ``tf.logging``, ``Session``,
+readers, ``tf.train.*``) with, on top:
+
+* ``tf.contrib`` (:mod:`tf1compat.v1.contrib`);
+* the queue API from :data:`~tf1compat.v1.queue_runtime.QUEUE_API` (tf1compat's
+  validated producers, readers and batching) and run mode's ``Session``;
+* ``tf.compat.v1`` is this module again; ``tf.compat.v2`` stays TensorFlow 2;
+* ``tensorflow.python`` / ``tensorflow.core`` reach TensorFlow's own modules, for
+  programs that import private modules.
+
+The module objects are built once per process and are not in ``sys.modules``:
+only the import hook (:mod:`tf1compat.v1.scope`) hands them out.
+"""
+
+import functools
+import sys
+import types
+
+from tf1compat._tf import v1
+from tf1compat.v1 import contrib, queue_runtime
+from tf1compat.v1.proxy import ProxyModule
+
+__all__ = ["tensorflow_module", "resolve"]
+
+
+def _real_submodule(name):
+    """``tensorflow.<name>`` as TensorFlow itself loaded it (e.g. ``python``), or None."""
+    return sys.modules.get(f"tensorflow.{name}")
+
+
+@functools.cache
+def tensorflow_module():
+    """The TF1 ``tensorflow`` module object of run mode (one per process)."""
+    table = queue_runtime.QUEUE_API
+    top = ProxyModule(
+        "tensorflow", v1, table=table, fallback=_real_submodule,
+        attributes={"Session": queue_runtime.Session,
+                    "InteractiveSession": queue_runtime.InteractiveSession},
+        lazy={"contrib": lambda: contrib.build_contrib(table)})
+    vars(top)["train"] = ProxyModule("tensorflow.train", v1.train, table=table)
+    vars(top)["compat"] = ProxyModule("tensorflow.compat", v1.compat, attributes={"v1": top})
+    return top
+
+
+def resolve(dotted):
+    """The module run mode gives for ``import <dotted>`` (e.g.
+    ``tensorflow.contrib.slim``), or None when it is not part of the TF1 tree
+    (then TensorFlow's own module of that name is imported). An unknown
+    ``tensorflow.contrib.*`` module raises ``ModuleNotFoundError``."""
+    node = tensorflow_module()
+    for part in dotted.split(".")[1:]:
+        try:
+            node = getattr(node, part)
+        except AttributeError as e:
+            if dotted.startswith("tensorflow.contrib."):
+                raise ModuleNotFoundError(f"No module named {dotted!r}: {e}",
+                                          name=dotted) from None
+            return None
+        if not isinstance(node, types.ModuleType):
+            return None
+    return node

@@ -1,0 +1,237 @@
+"""The queue API in run mode: tf1compat's functions under TF1's names, runner errors
+that reach the program naming file, record and offset, and no silent hang.
+
+* :data:`QUEUE_API` maps TF1 names below ``tensorflow`` (``"train.batch"``,
+  ``"TFRecordReader"``, ``"contrib.slim.prefetch_queue.prefetch_queue"``, ...) to
+  what run mode's ``tensorflow`` hands the program. It is the one place to swap
+  them: the ``tensorflow`` module looks entries up on every access.
+* :func:`report_runner_errors` (applied once by ``install()``) makes every queue
+  runner -- started by ``tf.train.start_queue_runners``, ``Supervisor``,
+  ``MonitoredTrainingSession`` or ``slim.learning.train`` -- report its error
+  explained (:func:`~tf1compat.pipeline.runner_errors.explain_runner_error`) to
+  its coordinator, so ``coord.join`` and ``MonitoredSession.run`` raise that. A
+  runner started without a coordinator gets one of its own: its error closes its
+  queues instead of leaving the program blocked forever.
+* :class:`Session` / :class:`InteractiveSession` (run mode's ``tf.Session``)
+  raise a runner's explained error instead of "FIFOQueue ... is closed and has
+  insufficient elements", and stop a ``run`` waiting on queues whose runners were
+  never started with :class:`~tf1compat.errors.QueueRunnersNotStartedError` after
+  :data:`settings` ``["grace_period"]`` seconds.
+"""
+
+import threading
+import weakref
+
+from tf1compat._tf import tf, v1
+from tf1compat.errors import QueueRunnersNotStartedError
+from tf1compat.pipeline import queues
+from tf1compat.pipeline.runner_errors import explain_runner_error
+from tf1compat.slim._namespace import wrap_method
+
+__all__ = ["QUEUE_API", "BATCHING_NAMES", "settings", "Session", "InteractiveSession",
+           "report_runner_errors"]
+
+QUEUE_API = {
+    "train.string_input_producer": queues.string_input_producer,
+    "train.slice_input_producer": queues.slice_input_producer,
+    "train.input_producer": queues.input_producer,
+    "train.batch": queues.batch,
+    "train.shuffle_batch": queues.shuffle_batch,
+    "train.batch_join": queues.batch_join,
+    "train.shuffle_batch_join": queues.shuffle_batch_join,
+    "contrib.slim.prefetch_queue.prefetch_queue": queues.prefetch_queue,
+    "TFRecordReader": queues.TFRecordReader,
+    "FixedLengthRecordReader": queues.FixedLengthRecordReader,
+    "WholeFileReader": queues.WholeFileReader,
+    "TextLineReader": queues.TextLineReader,
+}
+# The batching calls of QUEUE_API (what `tf1compat run --tf-data` replaces).
+BATCHING_NAMES = ("train.batch", "train.shuffle_batch", "train.batch_join",
+                  "train.shuffle_batch_join", "contrib.slim.prefetch_queue.prefetch_queue")
+
+settings = {"grace_period": 10.0}
+
+_DEQUEUE_OPS = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
+                          "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo"})
+_READ_OPS = frozenset({"ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo"})
+_CLOSE_THREAD_SUFFIX = "-close_on_stop"  # name QueueRunner gives its closing thread
+_UPSTREAM_CACHE_SIZE = 64
+
+
+class _SessionState:
+    """What run mode tracks per session: the runners started, their errors, the
+    coordinators it made for runners started without one."""
+
+    def __init__(self):
+        self.started = weakref.WeakSet()
+        self.errors = []
+        self.coordinators = []
+        self.upstream = {}  # fetch/feed identities -> queue names the fetches wait on
+
+
+_STATES = weakref.WeakKeyDictionary()
+_STATES_LOCK = threading.Lock()
+
+
+def _state(session):
+    with _STATES_LOCK:
+        return _STATES.setdefault(session, _SessionState())
+
+
+# ------------------------------------------------------------------ queue runners
+
+class _ExplainingCoordinator:
+    """Stands in for a ``Coordinator`` inside one runner's threads: an error is
+    explained (file, record, offset) and recorded before the coordinator gets it."""
+
+    def __init__(self, coordinator, session, state):
+        self._coordinator = coordinator
+        self._session = session
+        self._state = state
+
+    def request_stop(self, ex=None):
+        if isinstance(ex, tf.errors.OpError) and not isinstance(
+                ex, (tf.errors.OutOfRangeError, tf.errors.CancelledError)):
+            try:
+                explained = explain_runner_error(ex, self._session.graph, self._session)
+            except Exception:  # noqa: BLE001 - never lose the runner's own error
+                explained = ex
+            self._state.errors.append(explained)
+            ex = (type(explained), explained, ex.__traceback__)
+        return self._coordinator.request_stop(ex)
+
+    def __getattr__(self, name):
+        return getattr(self._coordinator, name)
+
+
+def _create_threads_reporting(original):
+    def create_threads(self, sess, coord=None, daemon=False, start=False):
+        state = _state(sess)
+        own = coord is None
+        if own:
+            coord = v1.train.Coordinator()
+            state.coordinators.append(coord)
+        threads = original(self, sess, _ExplainingCoordinator(coord, sess, state),
+                           daemon, False)
+        if threads:
+            state.started.add(self)
+        if own:
+            closers = [t for t in threads if t.name.endswith(_CLOSE_THREAD_SUFFIX)]
+            for closer in closers:  # waits for an error; never keeps the process alive
+                closer.daemon = True
+                closer.start()
+            threads = [t for t in threads if t not in closers]
+        if start:
+            for thread in threads:
+                thread.start()
+        return threads
+
+    return create_threads
+
+
+def report_runner_errors():
+    """Make ``QueueRunner.create_threads`` report explained errors (idempotent)."""
+    return wrap_method(v1.train.QueueRunner, "create_threads", _create_threads_reporting)
+
+
+# ----------------------------------------------------------------------- sessions
+
+def _graph_elements(graph, values):
+    elements = []
+    for value in tf.nest.flatten(values):
+        if isinstance(value, tf.SparseTensor):
+            elements.extend((value.indices, value.values, value.dense_shape))
+            continue
+        try:
+            elements.append(graph.as_graph_element(value))
+        except (TypeError, ValueError, KeyError):
+            continue
+    return elements
+
+
+def _upstream_queues(graph, fetches, feed_dict):
+    """Names of the queues whose elements the fetches wait for, directly or through
+    the enqueue ops of their queue runners; fed tensors cut the path."""
+    enqueues_by_queue = {}
+    for runner in graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
+        enqueues_by_queue.setdefault(runner.queue.name, []).extend(runner.enqueue_ops)
+    fed = set(_graph_elements(graph, list(feed_dict or ())))
+    pending = [getattr(e, "op", e) for e in _graph_elements(graph, fetches)]
+    seen, found = set(), set()
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        handle = (op.inputs[0] if op.type in _DEQUEUE_OPS else
+                  op.inputs[1] if op.type in _READ_OPS else None)
+        if handle is not None:
+            found.add(handle.op.name)
+            pending.extend(enqueues_by_queue.get(handle.op.name, ()))
+        pending.extend(t.op for t in op.inputs if t not in fed)
+        pending.extend(op.control_inputs)
+    return frozenset(found)
+
+
+def _queues_never_fed(session, fetches, feed_dict):
+    """The queues this run would wait on whose queue runners were never started
+    in ``session`` (empty in the usual case, cheaply)."""
+    runners = session.graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)
+    if not runners:
+        return ()
+    state = _state(session)
+    idle = {runner.queue.name for runner in runners if runner not in state.started}
+    if not idle:
+        return ()
+    key = (tuple(map(id, tf.nest.flatten(fetches))), tuple(map(id, feed_dict or ())))
+    if key not in state.upstream:
+        if len(state.upstream) >= _UPSTREAM_CACHE_SIZE:
+            state.upstream.clear()
+        state.upstream[key] = _upstream_queues(session.graph, fetches, feed_dict)
+    return sorted(state.upstream[key] & idle)
+
+
+class _RunModeSession:
+    """``run`` and ``close`` of run mode's sessions (mixed into TF's classes)."""
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        waiting = _queues_never_fed(self, fetches, feed_dict)
+        grace_ms = int(settings["grace_period"] * 1000)
+        if not waiting or (options is not None and 0 < options.timeout_in_ms <= grace_ms):
+            return self._run_reporting(fetches, feed_dict, options, run_metadata)
+        bounded = v1.RunOptions()
+        if options is not None:
+            bounded.CopyFrom(options)
+        bounded.timeout_in_ms = grace_ms
+        try:
+            return super().run(fetches, feed_dict, bounded, run_metadata)
+        except tf.errors.DeadlineExceededError:
+            still_waiting = _queues_never_fed(self, fetches, feed_dict)
+            if still_waiting:
+                raise QueueRunnersNotStartedError(still_waiting, settings["grace_period"]) \
+                    from None
+        # Another thread started the runners while this run waited: run it again.
+        return self._run_reporting(fetches, feed_dict, options, run_metadata)
+
+    def _run_reporting(self, fetches, feed_dict, options, run_metadata):
+        try:
+            return super().run(fetches, feed_dict, options, run_metadata)
+        except (tf.errors.OutOfRangeError, tf.errors.CancelledError):
+            errors = _state(self).errors
+            if errors:  # the queue was closed because a runner failed: say why
+                error = errors[0]
+                raise type(error)(error.node_def, error.op, error.message) from None
+            raise
+
+    def close(self):
+        for coordinator in _state(self).coordinators:
+            coordinator.request_stop()
+        super().close()
+
+
+class Session(_RunModeSession, v1.Session):
+    """``tf.Session`` in run mode; see the module docstring."""
+
+
+class InteractiveSession(_RunModeSession, v1.InteractiveSession):
+    """``tf.InteractiveSession`` in run mode; see the module docstring."""
