@@ -17,8 +17,10 @@ from tf1compat.errors import (
     LoweringError,
     PipelineConfigError,
     PipelineMismatchError,
+    QueueRunnersNotStartedError,
     Tf1CompatError,
     UnknownItemError,
+    UnsupportedTF1Error,
 )
 
 __version__ = "0.1.0"
@@ -70,8 +72,8 @@ _MODULES = {
 
 __all__ = sorted([
     "__version__", "CifarFormatError", "CorruptRecordError", "DatasetFormatError",
-    "ImageFormatError", "LoweringError", "PipelineConfigError",
-    "PipelineMismatchError", "Tf1CompatError", "UnknownItemError",
+    "ImageFormatError", "LoweringError", "PipelineConfigError", "PipelineMismatchError",
+    "QueueRunnersNotStartedError", "Tf1CompatError", "UnknownItemError", "UnsupportedTF1Error",
     *_LAZY_NAMES, *_MODULES,
 ])
 
