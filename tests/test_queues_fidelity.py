@@ -234,3 +234,11 @@ def test_read_up_to_needs_a_positive_count():
             tc.TFRecordReader().read_up_to(queue, 0)
         keys, _ = tc.TFRecordReader().read_up_to(queue, tf.constant(3, tf.int64))
     assert keys.dtype == tf.string
+
+
+def test_reading_a_file_list_instead_of_a_queue_says_what_to_do(tmp_path):
+    # TF1: AttributeError: 'list' object has no attribute 'queue_ref'
+    with tc.legacy_graph(), pytest.raises(TypeError, match=r"TextLineReader: queue must "
+                                                           r"be a queue .* got list; give the "
+                                                           r"files to string_input_producer"):
+        tc.TextLineReader().read([str(tmp_path / "a.csv")])

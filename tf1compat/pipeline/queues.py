@@ -408,7 +408,13 @@ class _FileQueueReader:
         return super().read_up_to(queue, num_records, name=name)
 
     def _check_queue(self, queue):
-        check_queue_files(queue, type(self).__name__)
+        reader = type(self).__name__
+        if not isinstance(getattr(queue, "queue_ref", queue), tf.Tensor):
+            raise TypeError(
+                f"{reader}: queue must be a queue of file names or its handle "
+                f"tensor, got {type(queue).__name__}; give the files to "
+                "string_input_producer(files) and read from the queue it returns")
+        check_queue_files(queue, reader)
 
 
 class TFRecordReader(_FileQueueReader, v1.TFRecordReader):
