@@ -181,3 +181,9 @@ def test_shard_files_and_fast_path_over_odd_names(odd_files):
         with tc.SessionIterator(batches) as it:
             got = [bytes(v) for b in it for v in b["v"]]
     assert got == tf_data_values(shares[0])
+
+
+def test_resolve_files_needs_names():
+    with pytest.raises(TypeError, match="shard_files: files must be a file name or a list "
+                                        "of file names, got int"):
+        tc.shard_files(42, 1, 0)
