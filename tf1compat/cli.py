@@ -324,7 +324,29 @@ def _run_program(args):
         return 2
 
 
-_COMMANDS = [_add_demo, _add_run, _add_bench, _add_inspect, _add_verify, _add_compare,
+def _add_check(subparsers):
+    p = subparsers.add_parser(
+        "check", help="list, without running anything, the TF1 names in programs that "
+                      "`tf1compat run` does not support (exit 1 when there are any)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="program files or folders")
+    p.set_defaults(handler=_run_check)
+
+
+def _run_check(args):
+    from tf1compat.v1.check import check_paths
+    try:
+        files, findings = check_paths(args.paths)
+    except FileNotFoundError as e:
+        print(f"tf1compat {e}", file=sys.stderr)
+        return 2
+    for finding in findings:
+        print(finding)
+    bad = len({finding.path for finding in findings})
+    print(f"{len(files)} file(s) checked: {len(findings)} unsupported name(s) in {bad} file(s)")
+    return 1 if findings else 0
+
+
+_COMMANDS = [_add_demo, _add_run, _add_check, _add_bench, _add_inspect, _add_verify, _add_compare,
              _add_convert_cifar10, _add_convert_images]
 
 

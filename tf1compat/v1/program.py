@@ -13,6 +13,7 @@ import os
 import runpy
 import sys
 import traceback
+import warnings
 
 from tf1compat._tf import VERBOSE, tf, v1
 
@@ -41,8 +42,10 @@ def install(paths=None, *, grace_period=None):
 
     The first call also, for the whole process: disables TensorFlow 2 behaviour
     (graph mode, v1 shapes, control flow and summaries), makes queue runners
-    report their errors explained, and installs the import hook. Returns run
-    mode's ``tensorflow`` module, e.g. ``tf = tf1compat.v1.install()``.
+    report their errors explained, installs the import hook, and (unless
+    ``TF1COMPAT_VERBOSE=1``) keeps TensorFlow's log at TF1's default level without
+    its deprecation notices. Returns run mode's ``tensorflow`` module, e.g.
+    ``tf = tf1compat.v1.install()``.
     """
     global _installed
     from tf1compat.v1 import namespace, queue_runtime, scope
@@ -70,6 +73,9 @@ def install(paths=None, *, grace_period=None):
         if not VERBOSE:
             tf.get_logger().setLevel(logging.WARNING)  # TF1's default; tf1compat mutes it
             tf.get_logger().addFilter(_drop_deprecation_notice)
+            for category in (UserWarning, DeprecationWarning):  # "`tf.layers.x` is deprecated"
+                warnings.filterwarnings("ignore", category=category,
+                                        module=r"(tensorflow|tf_slim|keras)(\.|$)")
         _installed = True
     return namespace.tensorflow_module()
 

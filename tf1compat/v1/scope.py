@@ -66,15 +66,13 @@ def add_roots(paths):
 
 @functools.lru_cache(maxsize=4096)
 def is_program_file(filename):
-    """True for a file under a root that is not inside a library folder below that
-    root (a ``.venv`` inside the project); a root inside site-packages (a package
-    run with ``-m``) still counts."""
+    """True for a file under a root with no library folder between the root and
+    the file (a ``.venv`` inside the project is not the program); a root inside
+    site-packages (a package run with ``-m``) still counts."""
     path = _normalized(filename)
-    for root in _roots:
-        if _is_under(path, root):
-            return not any(_is_under(path, lib) and _is_under(lib, root) and lib != root
-                           for lib in _library_folders())
-    return False
+    return any(_is_under(path, root) and not any(
+        lib != root and _is_under(lib, root) and _is_under(path, lib)
+        for lib in _library_folders()) for root in _roots)
 
 
 def _imports_tf1(globals_):

@@ -1,0 +1,207 @@
+"""The classic TF1 programs in examples/legacy/ run unmodified through `tf1compat run`
+(each in its own process), and what they write or print is checked against their input."""
+
+import collections
+import math
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tf1compat import cli
+from tf1compat.cifar10 import encode_png
+from tf1compat.records.example import example_to_dict
+from tf1compat.records.tfrecord import iter_records
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+LEGACY = pathlib.Path(__file__).resolve().parent.parent / "examples" / "legacy"
+CIFAR_RECORD = 1 + 32 * 32 * 3
+
+
+def run_legacy(program, *args, cwd):
+    """Run examples/legacy/PROGRAM with ARGS through `python -m tf1compat run`; its stdout."""
+    result = subprocess.run([sys.executable, "-m", "tf1compat", "run", str(LEGACY / program),
+                             *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                            timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def read_examples(paths):
+    return [example_to_dict(record) for path in paths for record in iter_records(path)]
+
+
+@pytest.fixture(scope="module")
+def cifar_dir(tmp_path_factory):
+    """Five CIFAR-10 binary batches of 12 seeded records each."""
+    folder = tmp_path_factory.mktemp("cifar-10-batches-bin")
+    rng = np.random.default_rng(7)
+    for index in range(1, 6):
+        records = rng.integers(0, 256, size=(12, CIFAR_RECORD), dtype=np.uint8)
+        records[:, 0] %= 10
+        (folder / f"data_batch_{index}.bin").write_bytes(records.tobytes())
+    return folder
+
+
+@pytest.mark.timeout(240)
+def test_cifar10_to_tfrecord_writes_every_source_record(cifar_dir, tmp_path):
+    output = tmp_path / "cifar10_train.tfrecord"
+    stdout = run_legacy("cifar10_to_tfrecord.py", f"--data_dir={cifar_dir}",
+                        f"--output={output}", cwd=tmp_path)
+    assert stdout.splitlines()[-1] == f"wrote 60 records to {output}"
+    examples = read_examples([output])
+    expected = [(path, index, row) for path in sorted(cifar_dir.glob("data_batch_*.bin"))
+                for index, row in enumerate(np.fromfile(path, np.uint8).reshape(-1,
+                                                                                CIFAR_RECORD))]
+    assert len(examples) == len(expected) == 60
+    for example, (path, index, row) in zip(examples, expected, strict=True):
+        assert example["image/class/label"].tolist() == [row[0]]
+        assert example["image/raw"][0] == row[1:].reshape(3, 32, 32).transpose(1, 2, 0).tobytes()
+        assert example["key"][0] == f"{path}:{index}".encode()
+
+
+@pytest.mark.timeout(240)
+def test_whole_file_images_prints_each_image_mean(tmp_path, rng):
+    images = [rng.integers(0, 256, size=(5 + i, 7, 3), dtype=np.uint8) for i in range(5)]
+    for index, image in enumerate(images):
+        (tmp_path / f"photo-{index}.png").write_bytes(encode_png(image[None])[0])
+    stdout = run_legacy("whole_file_images.py", f"--image_dir={tmp_path}", "--size=4",
+                        cwd=tmp_path)
+    lines = [line.split(" ", 2) for line in stdout.splitlines()]
+    assert [name for name, _, _ in lines] == [f"photo-{i}.png" for i in range(5)]
+    assert [float(mean) for _, mean, _ in lines] == pytest.approx(
+        [image.mean() for image in images], abs=1e-6)
+    assert {shape for _, _, shape in lines} == {"(4, 4, 3)"}
+
+
+@pytest.mark.timeout(240)
+def test_csv_rows_reads_every_row_once(tmp_path, rng):
+    rows = []
+    for part in range(3):
+        values = [(part * 1000 + i, round(float(rng.random()), 2), int(rng.integers(0, 5)))
+                  for i in range(int(rng.integers(5, 30)))]
+        rows += values
+        lines = ["id,weight,label"] + [f"{a},{b:.2f},{c}" for a, b, c in values]
+        (tmp_path / f"part-{part}.csv").write_text("\n".join(lines) + "\n")
+    stdout = run_legacy("csv_rows.py", f"--csv={tmp_path}/*.csv", "--batch_size=7",
+                        cwd=tmp_path)
+    ids, weights, labels = zip(*rows, strict=True)
+    assert stdout.split() == ["rows", str(len(rows)), "id_sum", str(sum(ids)), "weight_sum",
+                              f"{sum(weights):.2f}", "label_sum", str(sum(labels))]
+
+
+def write_class_folders(folder, rng, per_class=8):
+    """PNG images in one folder per class; returns {file bytes: class index}."""
+    sources = {}
+    for class_index, name in enumerate(["circle", "square", "triangle"]):
+        (folder / name).mkdir(parents=True)
+        for i in range(per_class):
+            image = rng.integers(0, 60, size=(12, 12 + i, 3), dtype=np.uint8)
+            image[..., class_index] += 190
+            png = encode_png(image[None])[0]
+            (folder / name / f"{name}-{i}.png").write_bytes(png)
+            sources[png] = class_index
+    return sources
+
+
+@pytest.mark.timeout(600)
+def test_slim_programs_convert_read_train_and_evaluate(tmp_path, rng):
+    sources = write_class_folders(tmp_path / "photos", rng)
+    data = tmp_path / "records"
+    run_legacy("build_image_records.py", f"--image_dir={tmp_path / 'photos'}",
+               f"--output_dir={data}", "--validation_count=4", cwd=tmp_path)
+    assert (data / "labels.txt").read_text() == "0:circle\n1:square\n2:triangle\n"
+    splits = {split: read_examples(sorted(data.glob(f"shapes_{split}-*-of-00002.tfrecord")))
+              for split in ("train", "validation")}
+    written = {e["image/encoded"][0]: int(e["image/class/label"][0])
+               for split in splits.values() for e in split}
+    assert written == sources  # every image once, file bytes kept, right class
+    assert (len(splits["train"]), len(splits["validation"])) == (20, 4)
+
+    stdout = run_legacy("slim_batches.py", f"--dataset_dir={data}", cwd=tmp_path)
+    train_counts = collections.Counter(int(e["image/class/label"][0]) for e in splits["train"])
+    assert stdout.splitlines() == ["read 20 of 20 images, shape (16, 16, 3)"] + [
+        f"{name} {train_counts[i]}" for i, name in enumerate(["circle", "square", "triangle"])
+        if train_counts[i]]
+
+    train_dir = tmp_path / "train"
+    stdout = run_legacy("slim_train.py", f"--dataset_dir={data}", f"--train_dir={train_dir}",
+                        "--max_number_of_steps=8", cwd=tmp_path)
+    final_loss = float(stdout.split("final loss ")[1].split()[0])
+    assert math.isfinite(final_loss) and final_loss > 0
+    assert (train_dir / "model.ckpt-8.index").is_file()
+
+    stdout = run_legacy("slim_eval.py", f"--dataset_dir={data}",
+                        f"--checkpoint_path={train_dir}", f"--eval_dir={tmp_path / 'eval'}",
+                        cwd=tmp_path)
+    metrics = dict(line.split() for line in stdout.splitlines()[-2:])
+    assert sorted(metrics) == ["Accuracy", "Recall_2"]
+    assert all(0.0 <= float(value) <= 1.0 for value in metrics.values())
+
+
+@pytest.mark.timeout(240)
+def test_cifar10_tutorial_trains_with_monitored_training_session(cifar_dir, tmp_path):
+    train_dir = tmp_path / "cifar10_train"
+    stdout = run_legacy("cifar10_tutorial/cifar10_train.py", f"--data_dir={cifar_dir}",
+                        f"--train_dir={train_dir}", "--max_steps=10", "--log_frequency=3",
+                        cwd=tmp_path)
+    losses = [float(line.split("loss = ")[1].split()[0]) for line in stdout.splitlines()
+              if line.startswith("step ")]
+    assert len(losses) == 4 and all(math.isfinite(loss) for loss in losses)
+    assert (train_dir / "model.ckpt-10.index").is_file()
+
+
+# ------------------------------------------------------------------ tf1compat check
+
+def test_check_finds_nothing_unsupported_in_the_examples(capsys):
+    assert cli.main(["check", str(LEGACY.parent)]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.endswith("file(s) checked: 0 unsupported name(s) in 0 file(s)")
+
+
+def test_check_names_unsupported_contrib_and_removed_names_with_lines(tmp_path, capsys):
+    program = tmp_path / "old.py"
+    program.write_text(
+        "import tensorflow as tf\n"
+        "from tensorflow.contrib import quantize as q\n"
+        "slim = tf.contrib.slim\n"
+        "net = slim.fully_connected\n"
+        "tf.contrib.quantize.create_training_graph(tf.get_default_graph())\n"
+        "q.create_eval_graph()\n"
+        "cell = tf.contrib.rnn.LSTMCell(8)\n"
+        "x = tf.layers.dense\n"
+        "tf.contrib.nosuch.thing()\n")
+    (tmp_path / "py2.py").write_text("print 'hello'\n")
+    (tmp_path / "fine.py").write_text("import tensorflow as tf\ntf.train.batch\n")
+    assert cli.main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[0:2] for line in out[:-1]] == [
+        [f"{program}:2", "tf.contrib.quantize"],
+        [f"{program}:5", "tf.contrib.quantize.create_training_graph"],
+        [f"{program}:6", "tf.contrib.quantize.create_eval_graph"],
+        [f"{program}:7", "tf.contrib.rnn.LSTMCell"],
+        [f"{program}:8", "tf.layers.dense"],
+        [f"{program}:9", "tf.contrib.nosuch.thing"],
+        [f"{tmp_path / 'py2.py'}:1", "<file>"]]
+    assert "use tensorflow_model_optimization's quantization-aware training" in out[1]
+    assert "`dense` is not available with Keras 3" in out[4]
+    assert "TensorFlow 1.15's contrib had no such module" in out[5]
+    assert "not valid Python 3" in out[6]
+    assert out[-1] == "3 file(s) checked: 7 unsupported name(s) in 2 file(s)"
+
+
+def test_check_of_a_missing_path_exits_2(tmp_path, capsys):
+    assert cli.main(["check", str(tmp_path / "gone")]) == 2
+    assert f"{tmp_path / 'gone'}' does not exist" in capsys.readouterr().err
+
+
+def test_examples_are_run_as_written_not_through_tf1compat_imports():
+    for path in LEGACY.rglob("*.py"):
+        source = path.read_text()
+        assert "import tf1compat" not in source and "from tf1compat" not in source, path
+        assert "import tensorflow as tf" in source, path
+    assert os.path.isfile(LEGACY / "cifar10_tutorial" / "cifar10_input.py")

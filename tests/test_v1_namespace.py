@@ -1,0 +1,180 @@
+"""Run mode's `tensorflow` and `tensorflow.contrib`, inspected in-process without
+installing run mode (install() would change this test process)."""
+
+import os
+import site
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tf1compat as tc
+from tf1compat.errors import UnsupportedTF1Error
+
+tf = pytest.importorskip("tensorflow")
+pytestmark = pytest.mark.tf
+
+v1 = tf.compat.v1
+
+
+@pytest.fixture(scope="module")
+def tf1():
+    from tf1compat.v1.namespace import tensorflow_module
+    return tensorflow_module()
+
+
+def test_tensorflow_is_compat_v1_with_the_queue_api_and_run_mode_sessions(tf1):
+    from tf1compat.v1 import queue_runtime
+    assert tf1.app is v1.app and tf1.flags is v1.flags and tf1.python_io is v1.python_io
+    assert tf1.placeholder is v1.placeholder and tf1.__version__ == tf.__version__
+    assert tf1.compat.v1 is tf1 and tf1.compat.v2.function is tf.function
+    assert tf1.train.string_input_producer is tc.string_input_producer
+    assert tf1.train.shuffle_batch is tc.shuffle_batch
+    assert tf1.TFRecordReader is tc.TFRecordReader
+    assert tf1.train.Coordinator is v1.train.Coordinator
+    assert tf1.Session is queue_runtime.Session and issubclass(tf1.Session, v1.Session)
+    assert tf1.python.ops.control_flow_ops.__name__ == "tensorflow.python.ops.control_flow_ops"
+
+
+def test_queue_api_table_entries_can_be_replaced(tf1, monkeypatch):
+    from tf1compat.v1.queue_runtime import BATCHING_NAMES, QUEUE_API
+
+    def lowered_batch(*args, **kwargs):
+        return "lowered"
+
+    for name in BATCHING_NAMES:
+        monkeypatch.setitem(QUEUE_API, name, lowered_batch)
+    assert tf1.train.batch is lowered_batch and tf1.train.batch_join is lowered_batch
+    assert tf1.contrib.slim.prefetch_queue.prefetch_queue is lowered_batch
+    monkeypatch.undo()
+    assert tf1.train.batch is tc.batch
+    assert tf1.contrib.slim.prefetch_queue.prefetch_queue is tc.prefetch_queue
+
+
+def test_contrib_modules_map_to_their_tf2_counterparts(tf1):
+    import tf_slim
+    from tf_slim.training import evaluation, training
+
+    contrib = tf1.contrib
+    assert contrib.slim.fully_connected is tf_slim.fully_connected
+    assert contrib.slim.learning is tf_slim.learning
+    assert contrib.slim.nets.resnet_v1.resnet_v1_50 is not None
+    assert contrib.framework.arg_scope is tf_slim.arg_scope
+    assert contrib.framework.get_or_create_global_step is v1.train.get_or_create_global_step
+    assert contrib.framework.get_variables_to_restore is tf_slim.get_variables_to_restore
+    assert contrib.framework.nest is tf.nest
+    assert contrib.layers.xavier_initializer is tf_slim.xavier_initializer
+    assert contrib.layers.l2_regularizer is tf_slim.l2_regularizer
+    assert contrib.layers.optimize_loss is tf_slim.optimize_loss
+    assert contrib.deprecated.scalar_summary is v1.summary.scalar
+    assert contrib.deprecated.merge_all_summaries is v1.summary.merge_all
+    assert contrib.training.create_train_op is training.create_train_op
+    assert contrib.training.evaluate_once is evaluation.evaluate_once
+    assert contrib.data.map_and_batch is tf.data.experimental.map_and_batch
+    assert contrib.data.TFRecordDataset is v1.data.TFRecordDataset
+    assert contrib.rnn.static_rnn is v1.nn.static_rnn
+    assert contrib.metrics.streaming_accuracy is tf_slim.metrics.streaming_accuracy
+    assert contrib.losses.softmax_cross_entropy is tf_slim.losses.softmax_cross_entropy
+    assert contrib.lookup.HashTable is v1.lookup.StaticHashTable
+    assert contrib.util.constant_value is tf.get_static_value
+    assert contrib.signal.stft is tf.signal.stft
+    assert contrib.stateless.stateless_random_uniform is tf.random.stateless_uniform
+
+
+def test_unsupported_names_import_and_raise_when_called_naming_the_alternative(tf1):
+    quantize = tf1.contrib.quantize
+    with pytest.raises(UnsupportedTF1Error) as excinfo:
+        quantize.create_training_graph(quant_delay=0)
+    error = excinfo.value
+    assert isinstance(error, NotImplementedError)
+    assert error.name == "tf.contrib.quantize.create_training_graph"
+    assert "tfmot.quantization.keras.quantize_model" in error.alternative
+    assert str(error).startswith("tf.contrib.quantize.create_training_graph is not available")
+
+    with pytest.raises(UnsupportedTF1Error, match=r"tf\.contrib\.rnn\.LSTMCell .*tf-keras"):
+        tf1.contrib.rnn.LSTMCell(8)
+
+    class MyCell(tf1.contrib.rnn.LayerNormBasicLSTMCell):  # defining a subclass still works
+        pass
+
+    with pytest.raises(UnsupportedTF1Error, match="LayerNormBasicLSTMCell"):
+        MyCell()
+    with pytest.raises(UnsupportedTF1Error, match=r"tf\.contrib\.learn\.datasets\.mnist\.load"):
+        tf1.contrib.learn.datasets.mnist.load()
+    with pytest.raises(UnsupportedTF1Error, match=r"tf.feature_column"):
+        tf1.contrib.layers.real_valued_column("x")
+
+
+def test_every_contrib_module_of_the_table_builds(tf1):
+    from tf1compat.v1.contrib import CONTRIB
+    from tf1compat.v1.proxy import unsupported_alternative
+
+    for name, spec in CONTRIB.items():
+        module = getattr(tf1.contrib, name)
+        assert module.__name__ == f"tensorflow.contrib.{name}"
+        assert (unsupported_alternative(module) is None) == (spec.maps_to is not None), name
+        for unsupported_name in spec.unsupported:
+            assert unsupported_alternative(getattr(module, unsupported_name)) is not None
+
+
+def test_unknown_names_raise_attribute_and_module_not_found_errors(tf1):
+    from tf1compat.v1.namespace import resolve
+
+    with pytest.raises(AttributeError, match=r"contrib had no such module; run mode knows "
+                                             r"\['autograph', "):
+        tf1.contrib.nosuch  # noqa: B018
+    with pytest.raises(ModuleNotFoundError, match="No module named 'tensorflow.contrib.nosuch'"):
+        resolve("tensorflow.contrib.nosuch")
+    with pytest.raises(AttributeError, match="module 'tf.contrib.framework' has no attribute"):
+        tf1.contrib.framework.not_a_name  # noqa: B018
+    with pytest.raises(AttributeError, match="`dense` is not available with Keras 3"):
+        tf1.layers.dense  # noqa: B018
+    assert resolve("tensorflow.python.ops") is sys.modules["tensorflow.python.ops"]
+    assert resolve("tensorflow.python.not_loaded_yet") is None  # imported by TensorFlow
+    assert resolve("tensorflow.contrib.slim") is tf1.contrib.slim
+
+
+def test_program_files_are_the_roots_minus_libraries_below_them(monkeypatch):
+    from tf1compat.v1 import scope
+
+    monkeypatch.setattr(scope, "_roots", [])
+    site_packages = os.path.dirname(os.path.dirname(np.__file__))
+    assert site_packages in {os.path.realpath(p) for p in site.getsitepackages()}
+    scope.add_roots([os.path.dirname(site_packages)])
+    try:
+        assert scope.is_program_file(os.path.join(os.path.dirname(site_packages), "train.py"))
+        assert not scope.is_program_file(np.__file__)  # a library below the root
+        assert not scope.is_program_file(__file__)  # outside every root
+        scope.add_roots([os.path.dirname(np.__file__)])  # e.g. `run -m` on an installed package
+        assert scope.is_program_file(np.__file__)
+        assert not scope.is_program_file(tc.__file__)
+    finally:
+        scope.is_program_file.cache_clear()
+
+
+INSTALL_IN_A_NOTEBOOK = """
+    import tf1compat.v1
+    tf1 = tf1compat.v1.install()
+    import tensorflow as tf
+    from tensorflow.contrib import slim
+    print(tf is tf1, tf1compat.v1.install() is tf1, slim is tf.contrib.slim)
+    print(tf.executing_eagerly(), tf.train.batch.__module__)
+    queue = tf.train.input_producer(tf.range(5), num_epochs=1, shuffle=False)
+    batch = tf.train.batch([queue.dequeue()], 5)
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        tf.train.start_queue_runners(sess)  # no Coordinator
+        print(sess.run(batch).tolist())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_install_gives_code_without_a_file_tf1_idempotently():
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(INSTALL_IN_A_NOTEBOOK)],
+                            capture_output=True, text=True, timeout=110)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["True True True",
+                                          "False tf1compat.pipeline.queues", "[0, 1, 2, 3, 4]"]

@@ -1,0 +1,176 @@
+"""``tf1compat check PATH...``: the TF1 names a program uses that run mode cannot
+give it, found without running the program.
+
+Each Python file is parsed (never imported or run). Names bound to TensorFlow
+-- ``import tensorflow as tf``, ``import tensorflow.contrib.slim as slim``,
+``from tensorflow.contrib import quantize``, ``slim = tf.contrib.slim`` -- are
+followed through every attribute chain and import, and each is looked up in run
+mode's ``tensorflow`` (:mod:`tf1compat.v1.namespace`) exactly as the program
+would reach it, without calling anything: a ``tf.contrib`` part without
+counterpart, or a name TensorFlow 2's ``tf.compat.v1`` no longer has (removed
+ops, Keras 2 layers), is a finding. ``tensorflow.python`` / ``tensorflow.core``
+(TensorFlow's private modules) are imported as they are and not judged.
+"""
+
+import ast
+import dataclasses
+import importlib.util
+import os
+import types
+
+from tf1compat.v1.namespace import resolve, tensorflow_module
+from tf1compat.v1.proxy import tf1_name, unsupported_alternative
+
+__all__ = ["Finding", "check_file", "check_paths", "iter_python_files"]
+
+_PRIVATE = ("python", "core")
+_SKIPPED_FOLDERS = {"__pycache__", "site-packages", "dist-packages", "node_modules"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """A TF1 name at ``path``:``line`` that run mode does not support, and why."""
+
+    path: str
+    line: int
+    name: str
+    reason: str
+
+    def __str__(self):
+        return f"{self.path}:{self.line}: {self.name}: {self.reason}"
+
+
+def iter_python_files(paths):
+    """The ``.py`` files under ``paths`` (files are taken as given), sorted per
+    folder; hidden folders, virtual environments and site-packages are skipped.
+    A path that does not exist raises ``FileNotFoundError``."""
+    for path in paths:
+        if os.path.isfile(path):
+            yield os.fspath(path)
+        elif os.path.isdir(path):
+            for folder, subfolders, files in os.walk(path):
+                subfolders[:] = sorted(
+                    d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS
+                    and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
+                yield from (os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+        else:
+            raise FileNotFoundError(f"check: {os.fspath(path)!r} does not exist")
+
+
+def _problem(dotted):
+    """Why run mode cannot give ``dotted`` (``tensorflow.x.y``), or None."""
+    parts = dotted.split(".")[1:]
+    if parts and parts[0] in _PRIVATE:
+        return None
+    node = tensorflow_module()
+    for part in parts:
+        if unsupported_alternative(node) is not None or not isinstance(node, types.ModuleType):
+            break
+        try:
+            node = getattr(node, part)
+        except AttributeError as e:
+            return f"not in TensorFlow 2's tf.compat.v1 or run mode's tf.contrib ({e})"
+    alternative = unsupported_alternative(node)
+    if alternative is not None:
+        return f"no TensorFlow 2 counterpart in run mode; use {alternative}"
+    return None
+
+
+def _import_problem(dotted):
+    """Why ``import <dotted>`` would fail in run mode, or None."""
+    try:
+        module = resolve(dotted)
+    except ModuleNotFoundError as e:
+        return str(e)
+    if module is not None:
+        return _problem(dotted)
+    if dotted.split(".")[1] in _PRIVATE:
+        return None
+    try:
+        found = importlib.util.find_spec(dotted) is not None
+    except ImportError:
+        found = False
+    return None if found else f"no such module in TensorFlow 2 ({dotted})"
+
+
+class _TensorFlowNames(ast.NodeVisitor):
+    """Collects findings for the TensorFlow names of one module's syntax tree."""
+
+    def __init__(self, path):
+        self.path = path
+        self.aliases = {}
+        self.findings = {}
+
+    def _report(self, node, dotted, problem):
+        if problem is not None:
+            key = (node.lineno, dotted)
+            self.findings.setdefault(key, Finding(self.path, node.lineno, tf1_name(dotted),
+                                                  problem))
+
+    def _dotted(self, node):
+        """``tensorflow.a.b`` for an attribute chain rooted at a TensorFlow alias."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+            return None
+        return ".".join([self.aliases[node.id], *reversed(parts)])
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            if alias.name == "tensorflow" or alias.name.startswith("tensorflow."):
+                self._report(node, alias.name, _import_problem(alias.name))
+                if alias.asname:
+                    self.aliases[alias.asname] = alias.name
+                else:
+                    self.aliases["tensorflow"] = "tensorflow"
+
+    def visit_ImportFrom(self, node):
+        module = node.module or ""
+        if node.level or not (module == "tensorflow" or module.startswith("tensorflow.")):
+            return
+        problem = _import_problem(module)
+        self._report(node, module, problem)
+        for alias in node.names:
+            dotted = f"{module}.{alias.name}"
+            if problem is None and alias.name != "*":
+                self._report(node, dotted, _problem(dotted))
+            self.aliases[alias.asname or alias.name] = dotted
+
+    def visit_Assign(self, node):
+        dotted = self._dotted(node.value)
+        if dotted is not None:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.aliases[target.id] = dotted
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        dotted = self._dotted(node)
+        if dotted is None:
+            self.generic_visit(node)
+            return
+        self._report(node, dotted, _problem(dotted))
+
+
+def check_file(path):
+    """The findings of one Python file, in line order. A file that is not valid
+    Python 3 (a Python 2 program) is one finding: run mode cannot run it."""
+    with open(path, "rb") as f:
+        source = f.read()
+    try:
+        tree = ast.parse(source, filename=path)
+    except (SyntaxError, ValueError) as e:
+        line = getattr(e, "lineno", None) or 1
+        return [Finding(path, line, "<file>", f"not valid Python 3 ({getattr(e, 'msg', e)}); "
+                                              "a Python 2 program must be ported first")]
+    names = _TensorFlowNames(path)
+    names.visit(tree)
+    return sorted(names.findings.values(), key=lambda f: (f.line, f.name))
+
+
+def check_paths(paths):
+    """``(files checked, findings)`` for the Python files under ``paths``."""
+    files = list(iter_python_files(paths))
+    return files, [finding for path in files for finding in check_file(path)]
