@@ -134,7 +134,27 @@ CORRUPT = """
             except tf.errors.DataLossError as e:
                 print("sess.run:", e.message.splitlines()[-1])
 
-    # 2. the classic loop, where TF1 takes the closed queue for the end of the data
+    # 2. loops that own the runners: the error their coordinator reports is explained
+    with tf.Graph().as_default():
+        batch = pipeline(sys.argv[1])
+        try:
+            with tf.train.MonitoredTrainingSession() as sess:
+                while not sess.should_stop():
+                    sess.run(batch)
+        except tf.errors.DataLossError as e:
+            print("monitored:", e.message.splitlines()[-1])
+    with tf.Graph().as_default():
+        batch = pipeline(sys.argv[1])
+        init = tf.local_variables_initializer()
+        supervisor = tf.train.Supervisor(logdir=None, local_init_op=init)
+        try:
+            with supervisor.managed_session() as sess:
+                while not supervisor.should_stop():
+                    sess.run(batch)
+        except tf.errors.DataLossError as e:
+            print("supervisor:", e.message.splitlines()[-1])
+
+    # 3. the classic loop, where TF1 takes the closed queue for the end of the data
     with tf.Graph().as_default():
         batch = pipeline(sys.argv[1])
         with tf.Session() as sess:
@@ -167,8 +187,10 @@ def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offse
     located = f"{data}: record 3 at byte 78: data CRC mismatch"
     explained = f"[tf1compat] a queue-runner thread failed in op 'ReaderReadV2' (ReaderReadV2); " \
                 f"{located}"
-    [line] = result.stdout.splitlines()  # never "done": not taken for the end of the data
-    assert line.startswith(f"sess.run: {explained} (stored 0x")
+    lines = result.stdout.splitlines()  # never "done": not taken for the end of the data
+    assert [line.split(": ")[0] for line in lines] == ["sess.run", "monitored", "supervisor"]
+    for line in lines:
+        assert line.partition(": ")[2].startswith(f"{explained} (stored 0x")
     assert result.returncode == 1
     # the loop's sess.run or coord.join raises it (whichever sees the stop first)
     assert re.search(r"line \d+, in <module>\n    (sess\.run\(batch\)|coord\.join\(threads\))",
