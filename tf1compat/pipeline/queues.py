@@ -299,8 +299,8 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     str, bytes, os.PathLike), or a string tensor (e.g. ``match_filenames_once``).
     In a list, glob patterns that match files are expanded (sorted). Like TF1 it
     queues any strings; whether they are files is checked when one of tf1compat's
-    readers reads the queue, or a :class:`~tf1compat.SessionIterator` starts on a
-    graph where any reader does.
+    readers or fast paths reads the queue, or a :class:`~tf1compat.SessionIterator`
+    starts on a graph where any reader does.
     """
     api = _PRODUCER
     names = _python_names(api, _STRING_TENSOR, string_tensor)
