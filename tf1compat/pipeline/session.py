@@ -6,13 +6,22 @@ local and table initializers (``num_epochs`` needs the local one), a
 like the fetches, ends with ``StopIteration`` when the data ends, raises a
 queue-runner thread's error in the consumer (same TF error type, message naming
 the failing op and file), and stops and joins all its threads on every exit.
+
+Steps run in a helper thread while the consumer waits in Python, so Ctrl-C (or
+any signal handler) takes effect at once even while a step waits for data; a
+thread TensorFlow cannot cancel (a reader stuck opening a FIFO) is reported
+with a warning instead of making ``close()`` wait for it forever.
 """
 
+import queue
+import threading
+import time
+import warnings
 import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.fastpath import files_read_by
-from tf1compat.pipeline.queues import check_reader_queues
+from tf1compat.pipeline.queues import READER_OPS, check_reader_queues, queue_files
 from tf1compat.pipeline.runner_errors import explain_runner_error, failing_op
 
 __all__ = ["SessionIterator"]
@@ -35,22 +44,99 @@ def _graph_of(fetches):
     return v1.get_default_graph()
 
 
+def _files_read_by_runner(runner):
+    """Files the readers behind a queue runner's enqueue ops read, where known."""
+    files, seen, ops = [], set(), list(runner.enqueue_ops)
+    while ops:
+        op = ops.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        found = queue_files(op.inputs[1]) if op.type in READER_OPS else None
+        if found:
+            files.extend(found)
+        else:
+            ops.extend(tensor.op for tensor in op.inputs)
+    return list(dict.fromkeys(files))
+
+
+class _StepThread:
+    """Runs the steps of one iterator in a helper thread.
+
+    ``session.run`` blocks inside TensorFlow, where Python cannot deliver a
+    signal: Ctrl-C during a step that waits for data would be ignored until the
+    data came. The consumer instead waits here, in Python, where every signal
+    handler runs at once (KeyboardInterrupt, or a handler that only sets a flag
+    and lets the step go on).
+    """
+
+    def __init__(self, name):
+        self._requests = queue.SimpleQueue()
+        self._results = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while (request := self._requests.get()) is not None:
+            function, kwargs = request
+            try:
+                self._results.put((True, function(**kwargs)))
+            except BaseException as e:  # noqa: BLE001 - re-raised in the consumer
+                self._results.put((False, e))
+            del request, function, kwargs
+
+    def call(self, function, **kwargs):
+        """``function(**kwargs)`` run in the helper thread; its result or its error."""
+        self._requests.put((function, kwargs))
+        succeeded, value = self._results.get()
+        if not succeeded:
+            try:
+                raise value
+            finally:
+                del value
+        return value
+
+    def stop(self):
+        self._requests.put(None)
+
+
 class _Running:
     """The live parts of a started iterator; shut down exactly once."""
 
-    def __init__(self, session, coordinator, threads):
+    def __init__(self, session, coordinator, runner_threads, step_thread):
         self.session = session
         self.coordinator = coordinator
-        self.threads = threads
+        self.runner_threads = runner_threads  # [(QueueRunner, Thread)]
+        self.step_thread = step_thread
 
     def shutdown(self, join_timeout):
         self.coordinator.request_stop()
-        try:
-            self.coordinator.join(self.threads, stop_grace_period_secs=join_timeout,
-                                  ignore_live_threads=True)
-        except Exception:  # noqa: BLE001 - a runner error was already raised to the consumer
-            pass
-        self.session.close()
+        # Joined here, not with Coordinator.join: after that, a late error of a
+        # thread that was stuck would be raised in that thread as a traceback.
+        deadline = time.monotonic() + join_timeout
+        for _, thread in self.runner_threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self.step_thread.stop()
+        stuck = [(runner, thread) for runner, thread in self.runner_threads
+                 if thread.is_alive()]
+        if not stuck:
+            self.session.close()  # also cancels a step still waiting for data
+            self.step_thread.thread.join(join_timeout)
+            return
+        # A thread blocked where TensorFlow cannot cancel it (opening a FIFO nobody
+        # writes, a hung network file system) makes Session.close() wait for it.
+        threading.Thread(target=self.session.close, name=f"{_THREAD_PREFIX}close",
+                         daemon=True).start()
+        names = ", ".join(thread.name for _, thread in stuck)
+        files = list(dict.fromkeys(
+            f for runner, _ in stuck for f in _files_read_by_runner(runner)))
+        reading = f", reading from {', '.join(map(repr, files))}" if files else ""
+        warnings.warn(
+            f"SessionIterator: {len(stuck)} queue-runner thread(s) did not stop within "
+            f"{join_timeout:g} s ({names}{reading}); they are blocked in an operation "
+            "TensorFlow cannot cancel, such as opening a FIFO that nobody writes to or a "
+            "file on a hung network file system. The session is closed in the background "
+            "once they return.", RuntimeWarning, stacklevel=5)
 
 
 class SessionIterator:
@@ -61,6 +147,9 @@ class SessionIterator:
     fetches' graph, ``config`` is a ``tf.compat.v1.ConfigProto``. ``timeout``
     (seconds, optional) bounds one step: a pipeline that delivers nothing for
     that long raises ``tf.errors.DeadlineExceededError`` instead of hanging.
+    ``join_timeout`` (seconds) is how long closing waits for the queue runners;
+    one still blocked then (e.g. opening a FIFO nobody writes to) is named in a
+    ``RuntimeWarning`` and its session closed in the background.
 
     Use it as a context manager, or just iterate (it starts on the first step
     and cleans up at the end, on an error, or when garbage collected)::
@@ -118,22 +207,24 @@ class SessionIterator:
             session.close()
             raise
         coordinator = v1.train.Coordinator()
-        threads = self._start_queue_runners(session, coordinator)
-        self._running = _Running(session, coordinator, threads)
+        runner_threads = self._start_queue_runners(session, coordinator)
+        step_thread = _StepThread(f"{_THREAD_PREFIX}step")
+        self._running = _Running(session, coordinator, runner_threads, step_thread)
         self._finalizer = weakref.finalize(self, self._running.shutdown, self._join_timeout)
         self._step = step
         return self
 
     def _start_queue_runners(self, session, coordinator):
-        threads = []
+        """Start every queue runner's threads; returns ``[(runner, thread)]``."""
+        runner_threads = []
         for runner in self._graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
             created = runner.create_threads(session, coord=coordinator, daemon=True, start=False)
             for index, thread in enumerate(created):
                 thread.name = f"{_THREAD_PREFIX}{runner.name}-{index}"
-                threads.append(thread)
-        for thread in threads:
+                runner_threads.append((runner, thread))
+        for _, thread in runner_threads:
             thread.start()
-        return threads
+        return runner_threads
 
     def close(self):
         """Stop the coordinator, close the queues, join the threads, close the session."""
@@ -149,7 +240,7 @@ class SessionIterator:
             raise StopIteration
         self.start()
         try:
-            value = self._step(options=self._run_options)
+            value = self._running.step_thread.call(self._step, options=self._run_options)
         except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as end:
             runner_error = self._runner_error()
             self.close()
