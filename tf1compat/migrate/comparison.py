@@ -36,6 +36,7 @@ from tf1compat.migrate.example_stream import (
     item_digest,
     iter_examples,
     opened,
+    why_endless,
 )
 
 __all__ = ["compare", "compare_split", "resolve_function", "ComparisonReport"]
@@ -289,6 +290,15 @@ def _check_arguments(ordered, rtol, atol, max_examples):
             f"compare: max_examples must be a positive integer or None, got {max_examples!r}")
 
 
+def _refuse_endless(source, side):
+    reason = why_endless(source, side)
+    if reason is not None:
+        raise PipelineConfigError(
+            f"compare: the {side} pipeline never ends: {reason}; pass max_examples=N to "
+            "compare its first N examples, or build it with num_epochs=1",
+            argument="max_examples", expected="a positive integer for an endless pipeline")
+
+
 def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_examples=None,
             legacy_batched=None, reference_batched=None):
     """Compare what two input pipelines deliver, example by example.
@@ -319,7 +329,9 @@ def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_example
     both sides, numeric values equal within ``atol + rtol * |reference|``;
     ``ordered=False`` compares the sides as multisets of exact content
     fingerprints (dtype, shape, bytes). ``max_examples`` stops each side after
-    that many examples (for endless pipelines). Returns a :class:`ComparisonReport`.
+    that many examples (for endless pipelines; without it, a side whose graph or
+    ``tf.data`` cardinality says it never ends is refused with a
+    PipelineConfigError). Returns a :class:`ComparisonReport`.
     """
     if reference is None:
         reference, deterministic, legacy_batched = _own_lowering(legacy, legacy_batched,
@@ -328,6 +340,9 @@ def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_example
         reference_batched = legacy_batched if reference_batched is None else reference_batched
     ordered = True if ordered is None else ordered
     _check_arguments(ordered, rtol, atol, max_examples)
+    if max_examples is None:
+        _refuse_endless(legacy, "legacy")
+        _refuse_endless(reference, "reference")
     with opened(legacy, "legacy", legacy_batched) as (legacy_structures, legacy_batched), \
             opened(reference, "reference", reference_batched) as (
                 reference_structures, reference_batched):

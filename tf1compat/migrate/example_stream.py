@@ -9,6 +9,7 @@ content fingerprint for multiset comparison. TensorFlow is touched only when
 the caller already imported it.
 """
 
+import collections
 import concurrent.futures
 import contextlib
 import hashlib
@@ -17,13 +18,22 @@ import sys
 
 import numpy as np
 
-__all__ = ["dtype_name", "fingerprint", "infer_legacy_batched", "item_digest", "iter_examples",
-           "opened"]
+__all__ = ["dtype_name", "endless_source", "fingerprint", "infer_legacy_batched",
+           "item_digest", "iter_examples", "opened", "why_endless"]
 
 _BATCH_DEQUEUE_OPS = frozenset({"QueueDequeueMany", "QueueDequeueManyV2",
                                 "QueueDequeueUpTo", "QueueDequeueUpToV2"})
 _DEQUEUE_OPS = frozenset({"QueueDequeue", "QueueDequeueV2"})
 _ENQUEUE_OPS = frozenset({"QueueEnqueue", "QueueEnqueueV2"})
+_QUEUE_OPS = frozenset({"FIFOQueue", "FIFOQueueV2", "PaddingFIFOQueue", "PaddingFIFOQueueV2",
+                        "RandomShuffleQueue", "RandomShuffleQueueV2",
+                        "PriorityQueue", "PriorityQueueV2"})
+_READER_OPS = frozenset({"ReaderRead", "ReaderReadV2", "ReaderReadUpTo", "ReaderReadUpToV2"})
+# Ops that can end a pipeline with OutOfRangeError besides a closed queue: the epoch
+# counter of producers with num_epochs, py_func generators, tf.data iterators.
+_ENDING_OPS = frozenset({"CountUpTo", "ResourceCountUpTo", "PyFunc", "PyFuncStateless",
+                         "EagerPyFunc", "IteratorGetNext", "IteratorGetNextSync",
+                         "IteratorGetNextAsOptional"})
 
 
 def _flatten(structure, path=()):
@@ -123,6 +133,77 @@ def _is_batch_output(tensor):
     return False
 
 
+def _queue_consumed(op):
+    """The queue op that ``op`` takes elements from (a dequeue or a reader), or None."""
+    if op.type in _DEQUEUE_OPS or op.type in _BATCH_DEQUEUE_OPS:
+        queue = op.inputs[0].op
+    elif op.type in _READER_OPS:
+        queue = op.inputs[1].op
+    else:
+        return None
+    return queue if queue.type in _QUEUE_OPS else None
+
+
+def _upstream(op, enqueues_by_queue):
+    """The ops whose end can end ``op``: its inputs (data and control, queue handles
+    aside) and, for a dequeue or a read, the enqueue ops feeding that queue."""
+    ops = [t.op for t in op.inputs if t.op.type not in _QUEUE_OPS] + list(op.control_inputs)
+    queue = _queue_consumed(op)
+    if queue is not None:
+        ops += enqueues_by_queue.get(queue.name, [])
+    return ops
+
+
+def _can_end(op, ends, enqueues_by_queue):
+    """Whether ``op`` can stop delivering, given what is known to end so far."""
+    if op.type in _ENDING_OPS:
+        return True
+    queue = _queue_consumed(op)
+    if queue is not None:
+        enqueues = enqueues_by_queue.get(queue.name)
+        # Without a runner the caller feeds (and closes) the queue, which may end it;
+        # otherwise it closes once every enqueue op of its runners has ended.
+        if not enqueues or all(ends[e.name] for e in enqueues):
+            return True
+    inputs = [t.op for t in op.inputs if t.op.type not in _QUEUE_OPS] + list(op.control_inputs)
+    return any(ends[i.name] for i in inputs)
+
+
+def endless_source(fetches, graph):
+    """The name of a queue that keeps graph ``fetches`` coming forever, or None when
+    they can end: some input is bounded (a producer's ``num_epochs``, a queue fed
+    by the caller, a py_func or a tf.data iterator).
+
+    A queue fed by queue runners closes once all of their enqueue ops end; an op
+    ends when any of its inputs can. The fixpoint runs over the ops upstream of the
+    fetches; of the endless queues the one farthest upstream (the producer) is named.
+    """
+    enqueues_by_queue = {}
+    for runner in graph.get_collection("queue_runners"):
+        handle = getattr(runner.queue, "queue_ref", None)
+        if handle is not None:
+            enqueues_by_queue.setdefault(handle.op.name, []).extend(runner.enqueue_ops)
+    ops = {}  # name -> op, in breadth-first order from the fetches
+    pending = collections.deque(t.op for _, t in _flatten(fetches))
+    while pending:
+        op = pending.popleft()
+        if op.name not in ops:
+            ops[op.name] = op
+            pending.extend(_upstream(op, enqueues_by_queue))
+    ends = dict.fromkeys(ops, False)
+    changed = True
+    while changed:
+        changed = False
+        for name, op in ops.items():
+            if not ends[name] and _can_end(op, ends, enqueues_by_queue):
+                ends[name] = changed = True
+    if any(ends[t.op.name] for _, t in _flatten(fetches)):
+        return None
+    endless = [queue.name for name, op in ops.items()
+               if not ends[name] and (queue := _queue_consumed(op)) is not None]
+    return endless[-1] if endless else None
+
+
 def infer_legacy_batched(fetches):
     """Whether graph ``fetches`` come out of a batching queue (all or none of them)."""
     batched = {_is_batch_output(tensor) for _, tensor in _flatten(fetches)}
@@ -156,6 +237,31 @@ def _iter_dataset(dataset, tf):
         end = object()
         while (value := call(next, iterator, end)) is not end:
             yield value
+
+
+def why_endless(source, side):
+    """Why ``source`` (one side of a comparison) can never end, or None: a
+    ``tf.data.Dataset`` of infinite cardinality, or graph fetches (also of a
+    ``SessionIterator``) fed by a producer without ``num_epochs``."""
+    tf = _tf_if_loaded()
+    if tf is None:
+        return None
+    if isinstance(source, tf.data.Dataset):
+        if int(source.cardinality()) == tf.data.INFINITE_CARDINALITY:
+            return "its tf.data.Dataset is infinite (a repeat() without a count?)"
+        return None
+    from tf1compat.pipeline.session import SessionIterator
+    if isinstance(source, SessionIterator):
+        source, graph = source.fetches, source.graph
+    elif side == "legacy" and _is_graph_fetches(source, tf):
+        graph = next(_flatten(source))[1].graph
+    else:
+        return None
+    queue = endless_source(source, graph)
+    if queue is None:
+        return None
+    return (f"queue {queue!r} is refilled forever by its queue runner (a producer "
+            "built with num_epochs=None, the TF1 default)")
 
 
 @contextlib.contextmanager
