@@ -3,6 +3,8 @@ handler returning the exit code; handlers import what they need lazily so that
 ``inspect`` and ``verify`` start without TensorFlow."""
 
 import argparse
+import os
+import signal
 import sys
 
 from tf1compat import __version__
@@ -54,14 +56,30 @@ def _add_tfrecord_arguments(p):
 
 
 def _expand_files(patterns):
-    """The files each pattern names or matches, in order; None (after saying which
-    pattern) when one matches no file."""
+    """The paths each pattern names or matches, in order; None (after saying which
+    pattern) when one matches nothing. Dangling symbolic links stay in (reading them
+    reports them); what a glob matches that is not a file (a directory, a FIFO that
+    would block until written to) is left out with a note. A path named as it is,
+    e.g. a FIFO, is read whatever it is."""
     import glob
-    import os
+    import stat
+
+    from tf1compat.errors import display_path
     paths = []
     for pattern in patterns:
-        matches = ([pattern] if os.path.isfile(pattern)
-                   else sorted(p for p in glob.glob(pattern) if os.path.isfile(p)))
+        if os.path.lexists(pattern):
+            paths.append(pattern)
+            continue
+        matches = []
+        for match in sorted(glob.glob(pattern)):
+            mode = os.stat(match).st_mode if os.path.exists(match) else stat.S_IFREG
+            if stat.S_ISREG(mode):
+                matches.append(match)
+            elif stat.S_ISDIR(mode):
+                print(f"tf1compat: skipping directory {display_path(match)}", file=sys.stderr)
+            else:
+                print(f"tf1compat: skipping {display_path(match)}: not a regular file (a "
+                      "FIFO?); name it without a pattern to read it", file=sys.stderr)
         if not matches:
             print(f"tf1compat: no file matches {pattern!r}", file=sys.stderr)
             return None
@@ -69,11 +87,21 @@ def _expand_files(patterns):
     return list(dict.fromkeys(paths))
 
 
-def _file_compression(args, path):
-    from tf1compat.records import tfrecord
-    if args.compression == "auto":
-        return tfrecord.detect_compression(path)
-    return None if args.compression == "none" else args.compression
+def _unreadable(path, error):
+    """Why ``path`` cannot be read, for a one-line report."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return f"dangling symbolic link to {os.readlink(path)!r}"
+    return error.strerror or str(error)
+
+
+def _compression_argument(args):
+    return {"auto": "auto", "none": None}.get(args.compression, args.compression)
+
+
+def _non_negative_int(text):
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return int(text)
 
 
 def _add_inspect(subparsers):
@@ -81,31 +109,43 @@ def _add_inspect(subparsers):
         "inspect",
         help="show record count, size, feature table and keys_to_features of TFRecord files")
     _add_tfrecord_arguments(p)
-    p.add_argument("--sample", type=int, default=1000,
+    p.add_argument("--sample", type=_non_negative_int, default=1000,
                    help="records per file to infer the schema from (0: all; default 1000)")
     p.set_defaults(handler=_run_inspect)
 
 
 def _run_inspect(args):
-    import os
     import textwrap
 
+    from tf1compat.errors import CorruptRecordError, display_path
     from tf1compat.records import example, tfrecord
     paths = _expand_files(args.files)
     if paths is None:
         return 2
     combined, status = example.Schema(), 0
     for path in paths:
-        try:
-            compression = _file_compression(args, path)
-            count = tfrecord.count_records(path, compression)
-            schema = example.infer_schema(path, args.sample or None, compression)
-        except (OSError, ValueError) as e:  # CorruptRecordError is a ValueError
-            print(f"tf1compat: {e}", file=sys.stderr)
+        schema = example.Schema()
+        try:  # one pass: a FIFO can be read only once
+            with tfrecord.iter_records(path, compression=_compression_argument(args)) \
+                    as records:
+                for record in records:
+                    if not args.sample or records.count <= args.sample:
+                        schema.add_example(record)
+                size = max(os.stat(path).st_size, records.bytes_read)
+            compression = records.compression
+        except OSError as e:
+            print(f"tf1compat: {display_path(path)}: cannot read ({_unreadable(path, e)})",
+                  file=sys.stderr)
+            status = 1
+            continue
+        except ValueError as e:  # CorruptRecordError is a ValueError
+            where = "" if isinstance(e, CorruptRecordError) else \
+                f"{display_path(path)}: record {records.count - 1}: "
+            print(f"tf1compat: {where}{e}", file=sys.stderr)
             status = 1
             continue
         packing = f", {compression}-compressed" if compression else ""
-        print(f"{path}: {count:,} records, {os.path.getsize(path):,} bytes{packing}")
+        print(f"{display_path(path)}: {records.count:,} records, {size:,} bytes{packing}")
         print(textwrap.indent(schema.to_table(), "  "))
         combined.merge(schema)
     if combined.records:
@@ -126,6 +166,7 @@ def _add_verify(subparsers):
 
 
 def _run_verify(args):
+    from tf1compat.errors import display_path
     from tf1compat.records import tfrecord
     paths = _expand_files(args.files)
     if paths is None:
@@ -133,9 +174,9 @@ def _run_verify(args):
     bad = 0
     for path in paths:
         try:
-            report = tfrecord.verify(path, _file_compression(args, path))
+            report = tfrecord.verify(path, _compression_argument(args))
         except OSError as e:
-            print(f"{path}: cannot read ({e})")
+            print(f"{display_path(path)}: cannot read ({_unreadable(path, e)})")
             bad += 1
             continue
         print(report)
@@ -362,10 +403,23 @@ def build_parser():
 
 
 def main(argv=None):
-    """Run the command line; returns the process exit code."""
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns the process exit code.
+
+    Like any Unix tool it ends quietly when its reader goes away
+    (``tf1compat inspect ... | head -1``): exit status 141 (SIGPIPE), no traceback.
+    """
     try:
-        return args.handler(args)
+        try:
+            args = build_parser().parse_args(argv)
+            return args.handler(args)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
     except KeyboardInterrupt:
         print("tf1compat: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 128 + signal.SIGPIPE

@@ -5,6 +5,17 @@ bad input, ``AssertionError`` for a failed pipeline comparison), so code written
 against TensorFlow's or tf-slim's behaviour keeps working.
 """
 
+import os
+
+
+def display_path(path):
+    """``path`` as shown in messages: as is when it prints cleanly, else its ``repr``
+    (undecodable bytes of a file name, newlines, other control characters)."""
+    shown = os.fsdecode(path)
+    if shown.isprintable():
+        return shown
+    return repr(shown)
+
 
 def _rebuild_error(cls, args, attributes):
     error = cls.__new__(cls, *args)
@@ -43,7 +54,7 @@ class CorruptRecordError(Tf1CompatError, ValueError):
     """
 
     def __init__(self, path, index, offset, reason):
-        super().__init__(f"{path}: record {index} at byte {offset}: {reason}")
+        super().__init__(f"{display_path(path)}: record {index} at byte {offset}: {reason}")
         self.path = path
         self.index = index
         self.offset = offset

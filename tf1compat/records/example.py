@@ -49,7 +49,7 @@ def _scalar_kind(value):
         return "int64"
     if isinstance(value, (float, np.floating)):
         return "float"
-    if isinstance(value, (str, bytes, bytearray)):  # np.str_ / np.bytes_ subclass these
+    if isinstance(value, (str, bytes, bytearray, memoryview)):  # np.str_ / np.bytes_ too
         return "bytes"
     return None
 
@@ -62,10 +62,23 @@ def _describe(value):
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
+def _utf8(text, key, index=None):
+    """``text`` (feature ``key``'s element ``index``, or the key itself) as UTF-8."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError as e:
+        where = "feature key" if index is None else f"feature {key!r}: element {index}"
+        raise ValueError(
+            f"{where}: {text!r} is not valid Unicode ({e.reason} at position {e.start}; "
+            "a file name decoded with os.fsdecode?); pass it as bytes, e.g. "
+            "os.fsencode(name)") from e
+
+
 def _converted(key, kind, values):
     """``values`` (all of ``kind``) as the encoder wants them: int64/float32 arrays or bytes."""
     if kind == "bytes":
-        return [v.encode() if isinstance(v, str) else bytes(v) for v in values]
+        return [_utf8(v, key, i) if isinstance(v, str) else bytes(v)
+                for i, v in enumerate(values)]
     if kind == "float":
         return np.asarray(values, np.float32)
     try:
@@ -152,11 +165,6 @@ def _encode_list(kind, values):
     return _field(1, b"".join(_varint(v & _U64) for v in values.tolist()))
 
 
-def _entry_order(key):
-    """Sort key of upb's deterministic map order: bytes ascending, end of key last."""
-    return (*key.encode(), 256)
-
-
 def make_example(mapping):
     """Serialize ``{key: value}`` as a tf.train.Example, with tf.train.Feature's rules.
 
@@ -168,14 +176,17 @@ def make_example(mapping):
     if not isinstance(mapping, Mapping):
         raise TypeError(f"make_example needs a mapping of feature name to values, "
                         f"got {_describe(mapping)}")
+    encoded_keys = {}
     for key in mapping:
         if not isinstance(key, str):
             raise TypeError(f"feature key {key!r} is {_describe(key)}; keys must be str")
+        encoded_keys[key] = _utf8(key, key)
     entries = []
-    for key in sorted(mapping, key=_entry_order):
+    # upb's deterministic map order: key bytes ascending, a key before its extensions
+    for key in sorted(mapping, key=lambda k: (*encoded_keys[k], 256)):
         kind, values = _feature_values(key, mapping[key])
         feature = _field(_FIELD_OF_KIND[kind], _encode_list(kind, values))
-        entries.append(_field(1, _field(1, key.encode()) + _field(2, feature)))
+        entries.append(_field(1, _field(1, encoded_keys[key]) + _field(2, feature)))
     return _field(1, b"".join(entries))
 
 
@@ -452,6 +463,13 @@ def _iter_sample(paths_or_records, sample, compression):
             raise TypeError(f"expected TFRecord paths or serialized records, got {_describe(item)}")
 
 
+def _names_a_file(record):
+    try:
+        return len(record) < 4096 and os.path.isfile(bytes(record))
+    except (ValueError, OSError):  # a NUL byte, an unreadable name
+        return False
+
+
 def infer_schema(paths_or_records, sample=100, compression=None):
     """Statistics of the first ``sample`` records of each TFRecord file (paths) or of
     an iterable of serialized Examples; ``sample=None`` reads everything. TF-free."""
@@ -463,7 +481,9 @@ def infer_schema(paths_or_records, sample=100, compression=None):
         try:
             schema.add_example(record)
         except ValueError as e:
-            raise ValueError(f"{where}: {e}") from e
+            hint = ("; it names a file: pass paths as str or pathlib.Path (bytes are "
+                    "serialized records here)") if _names_a_file(record) else ""
+            raise ValueError(f"{where}: {e}{hint}") from e
     return schema
 
 

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 
 import google_crc32c
 
-from tf1compat.errors import CorruptRecordError
+from tf1compat.errors import CorruptRecordError, display_path
 
 COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
+AUTO = "AUTO"  # reading only: detect per file from its first bytes
 ON_ERROR_CHOICES = ("raise", "skip")
 
 _WBITS = {"GZIP": zlib.MAX_WBITS | 16, "ZLIB": zlib.MAX_WBITS}
@@ -52,14 +53,16 @@ def masked_crc32c(data):
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
-def _compression_type(compression):
-    """Normalize a compression argument (None, "", "GZIP", "ZLIB"; any case) to its name."""
+def _compression_type(compression, reading=False):
+    """Normalize a compression argument (None, "", "GZIP", "ZLIB", and for reading
+    "auto"; any case) to its name."""
     name = "" if compression is None else compression
     if isinstance(name, str):
         name = name.upper()
-    if name not in COMPRESSION_TYPES:
+    valid = COMPRESSION_TYPES + ((AUTO,) if reading else ())
+    if name not in valid:
         raise ValueError(f"unknown compression {compression!r}; valid choices: None, "
-                         f"{', '.join(repr(c) for c in COMPRESSION_TYPES)}")
+                         f"{', '.join(repr(c.lower() if c == AUTO else c) for c in valid)}")
     return name
 
 
@@ -73,10 +76,14 @@ def detect_compression(path):
 
     A plain file starts with a header whose length CRC checks, so it wins over the
     gzip/zlib magic numbers; a file matching nothing is reported as None, and reading
-    it then reports the damage.
+    it then reports the damage. (Reading with ``compression="auto"`` detects it
+    without opening the file twice, which also works on a FIFO.)
     """
     with open(path, "rb") as f:
-        head = f.read(_HEADER_SIZE)
+        return _compression_of_head(f.read(_HEADER_SIZE))
+
+
+def _compression_of_head(head):
     if not head or _header_is_valid(head):
         return None
     if head[:2] == b"\x1f\x8b":
@@ -84,6 +91,19 @@ def detect_compression(path):
     if len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0:
         return "ZLIB"
     return None
+
+
+def _checked_path(path, argument):
+    """``path`` (str, bytes or os.PathLike) as a str; bytes that are not valid in the
+    file system encoding survive the round trip (``os.fsdecode``)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"{argument}: expected a file path (str, bytes or os.PathLike), "
+                        f"got {type(path).__name__} {path!r}")
+    path = os.fsdecode(path)
+    if not path or "\0" in path:
+        raise ValueError(f"{argument}: {path!r} is not a valid file path "
+                         f"({'empty' if not path else 'it contains a NUL character'})")
+    return path
 
 
 # ---------------------------------------------------------------------------- reading
@@ -142,20 +162,19 @@ class _Inflater(io.RawIOBase):
 class _Cursor:
     """Reads a stream front to back, counting the bytes consumed and allowing pushback.
 
-    ``size`` (when known) caps reads, so a damaged huge length never allocates memory
-    beyond the end of the file.
+    Reads longer than a chunk go chunk by chunk, so a damaged huge length never
+    allocates more memory than the stream still holds. The file's size is never
+    trusted: FIFOs and /proc files report 0, and a file may still be growing.
     """
 
-    def __init__(self, stream, size=None):
+    def __init__(self, stream):
         self._stream = stream
-        self._limit = (1 << 66) if size is None else size  # above any uint64 length + CRC
         self._pushback = b""
         self._pushback_pos = 0
         self.offset = 0
 
     def read(self, n):
         """Up to ``n`` bytes; fewer only at the end of the stream."""
-        n = min(n, self._limit - self.offset)
         data = self._read_pushback(n) if self._pushback else self._read_stream(n)
         self.offset += len(data)
         return data
@@ -224,15 +243,49 @@ def _resync(cursor, window):
         window = window[-(_HEADER_SIZE - 1):] + more
 
 
+class _FileBytes(io.RawIOBase):
+    """A file's bytes read from the start, ``head`` (already read from it) first;
+    ``count`` is how many have been read."""
+
+    def __init__(self, file, head=b""):
+        super().__init__()
+        self._file = file
+        self._head = head
+        self.count = 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+        else:
+            n = self._file.readinto(buffer)
+        self.count += n
+        return n
+
+
 @contextlib.contextmanager
 def _open_record_stream(path, compression):
-    """Yield a _Cursor over the uncompressed record stream of ``path``."""
-    with open(path, "rb", buffering=_CHUNK) as raw:
-        if not compression:
-            yield _Cursor(raw, os.fstat(raw.fileno()).st_size)
-        else:
-            with io.BufferedReader(_Inflater(raw, compression), _CHUNK) as stream:
-                yield _Cursor(stream)
+    """Yield ``(cursor, file_bytes, compression)``: a _Cursor over the uncompressed
+    record stream of ``path``, the _FileBytes counting what was read of the file, and
+    the compression (None, "GZIP" or "ZLIB"; AUTO is detected from the first bytes).
+
+    The file is read once, front to back, so FIFOs and other streams work."""
+    with open(path, "rb", buffering=0) as file:
+        head = b""
+        if compression == AUTO:
+            while len(head) < _HEADER_SIZE and (more := file.read(_HEADER_SIZE - len(head))):
+                head += more
+            compression = _compression_of_head(head)
+        file_bytes = _FileBytes(file, head)
+        with io.BufferedReader(file_bytes, _CHUNK) as raw:
+            if not compression:
+                yield _Cursor(raw), file_bytes, None
+            else:
+                with io.BufferedReader(_Inflater(raw, compression), _CHUNK) as stream:
+                    yield _Cursor(stream), file_bytes, compression
 
 
 class RecordIterator:
@@ -241,18 +294,25 @@ class RecordIterator:
     Yields each record's data as an independent ``bytes`` object. Attributes:
     ``path``; ``count``, records yielded so far; ``skipped``, one
     :class:`~tf1compat.errors.CorruptRecordError` per bad record passed over in
-    ``on_error="skip"`` mode, in file order. Closing it (or leaving its ``with``
-    block) closes the file.
+    ``on_error="skip"`` mode, in file order; ``bytes_read``, bytes read from the
+    file so far; ``compression``, None, "GZIP" or "ZLIB" once the file is open
+    (detected for "auto"). Closing it (or leaving its ``with`` block) closes the file.
     """
 
     def __init__(self, path, verify=True, compression=None, on_error="raise"):
         if on_error not in ON_ERROR_CHOICES:
             raise ValueError(f"unknown on_error {on_error!r}; "
                              f"valid choices: {list(ON_ERROR_CHOICES)}")
-        self.path = os.fspath(path)
+        self.path = _checked_path(path, "path")
         self.count = 0
         self.skipped = []
-        self._records = self._iter_records(verify, _compression_type(compression), on_error)
+        self._file_bytes = None
+        self.compression = _compression_type(compression, True) or None
+        self._records = self._iter_records(verify, self.compression, on_error)
+
+    @property
+    def bytes_read(self):
+        return self._file_bytes.count if self._file_bytes is not None else 0
 
     def __iter__(self):
         return self
@@ -272,7 +332,8 @@ class RecordIterator:
         self.close()
 
     def _iter_records(self, verify, compression, on_error):
-        with _open_record_stream(self.path, compression) as cursor:
+        with _open_record_stream(self.path, compression) as opened:
+            cursor, self._file_bytes, self.compression = opened
             window = None  # bytes to search for the next valid header after a bad length
             for index in itertools.count():
                 start = cursor.offset
@@ -301,7 +362,9 @@ def iter_records(path, verify=True, compression=None, on_error="raise"):
     """Iterate over the records of a TFRecord file, as ``tf.data.TFRecordDataset`` does.
 
     ``verify`` checks both CRCs of every record. ``compression`` is None, "GZIP" or
-    "ZLIB" (TensorFlow's ``compression_type``). A damaged record raises
+    "ZLIB" (TensorFlow's ``compression_type``), or "auto" to detect it from the
+    file's first bytes. The file is read once, front to back, to its end (also a
+    FIFO or a /proc file). A damaged record raises
     :class:`~tf1compat.errors.CorruptRecordError`; with ``on_error="skip"`` it is
     recorded in the iterator's ``skipped`` list instead and reading goes on: after a
     data CRC mismatch at the next record, after a length CRC mismatch at the next
@@ -335,15 +398,21 @@ class VerifyReport:
 
     def __str__(self):
         status = "ok" if self.ok else f"{len(self.errors)} corrupt"
-        return f"{self.path}: {self.records} records, {self.size_bytes:,} bytes, {status}"
+        return (f"{display_path(self.path)}: {self.records} records, "
+                f"{self.size_bytes:,} bytes, {status}")
 
 
 def verify(path, compression=None):
-    """Check every CRC of a TFRecord file, continuing past damage; returns a VerifyReport."""
+    """Check every CRC of a TFRecord file, continuing past damage; returns a VerifyReport.
+
+    ``size_bytes`` is the file's size, or for a stream (FIFO, /proc file) the bytes
+    read from it."""
     with iter_records(path, compression=compression, on_error="skip") as records:
         for _ in records:
             pass
-    return VerifyReport(records.path, records.count, os.path.getsize(path), records.skipped)
+        size = os.stat(records.path).st_size
+    return VerifyReport(records.path, records.count, max(size, records.bytes_read),
+                        records.skipped)
 
 
 # ---------------------------------------------------------------------------- writing
@@ -360,7 +429,7 @@ class TFRecordWriter:
 
     def __init__(self, path, compression=None):
         compression = _compression_type(compression)
-        self.path = os.fspath(path)
+        self.path = _checked_path(path, "path")
         directory, name = os.path.split(os.path.abspath(self.path))
         self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
         self._file = open(self._tmp_path, "xb", buffering=_CHUNK)
@@ -372,9 +441,10 @@ class TFRecordWriter:
     def write(self, record):
         """Append one record (bytes-like)."""
         if self._file.closed:
-            raise ValueError(f"{self.path}: writer is closed")
+            raise ValueError(f"{display_path(self.path)}: writer is closed")
         if not isinstance(record, (bytes, bytearray, memoryview)):
-            raise TypeError(f"{self.path}: record {self.count} is {type(record).__name__}; "
+            raise TypeError(f"{display_path(self.path)}: record {self.count} is "
+                            f"{type(record).__name__}; "
                             "expected bytes (encode it first, e.g. with "
                             "tf1compat.records.example.make_example)")
         record = bytes(record)
@@ -433,7 +503,7 @@ def shard_paths(output_pattern, num_shards):
     shards gives ``out/train-00000-of-00008.tfrecord`` ... ``out/train-00007-of-00008.tfrecord``."""
     if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
         raise ValueError(f"num_shards must be a positive int, got {num_shards!r}")
-    base = os.fspath(output_pattern).removesuffix(".tfrecord")
+    base = _checked_path(output_pattern, "output_pattern").removesuffix(".tfrecord")
     return [f"{base}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 

@@ -1,0 +1,249 @@
+"""The records wing and its CLI facing streams, odd paths, full disks and closed pipes:
+they read to the end or fail saying where, leave nothing half-written, and name what
+they refuse. Pure Python: no TensorFlow."""
+
+import contextlib
+import os
+import pathlib
+import resource
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from tf1compat import cli, example, tfrecord
+from tf1compat.errors import CorruptRecordError
+
+
+@pytest.fixture
+def records(rng):
+    return [example.make_example({"label": i, "data": rng.bytes(int(rng.integers(0, 300)))})
+            for i in range(20)]
+
+
+@contextlib.contextmanager
+def fed_fifo(path, data):
+    """A FIFO at ``path`` that a thread fills with ``data`` once a reader opens it."""
+    os.mkfifo(path)
+
+    def write():
+        with open(path, "wb") as fifo:
+            fifo.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield path
+    finally:
+        if writer.is_alive():  # nobody opened it: open it ourselves to release the writer
+            with open(path, "rb") as fifo:
+                fifo.read()
+        writer.join(10)
+
+
+# ------------------------------------------------------------ streams read to the end
+
+@pytest.mark.timeout(60, method="thread")
+@pytest.mark.parametrize("compression", [None, "GZIP"])
+def test_iter_records_reads_a_fifo_to_its_end(tmp_path, records, compression):
+    source = tmp_path / "source.tfrecord"
+    tfrecord.write_records(source, records, compression=compression)
+    with fed_fifo(tmp_path / "stream.tfrecord", source.read_bytes()) as fifo:
+        with tfrecord.iter_records(fifo, compression="auto") as stream:
+            assert list(stream) == records
+    assert stream.compression == compression
+    assert stream.bytes_read == source.stat().st_size
+
+
+@pytest.mark.timeout(60, method="thread")
+def test_verify_of_a_fifo_counts_what_it_read(tmp_path, records):
+    source = tmp_path / "source.tfrecord"
+    tfrecord.write_records(source, records)
+    with fed_fifo(tmp_path / "stream.tfrecord", source.read_bytes()) as fifo:
+        report = tfrecord.verify(fifo)
+    assert (report.ok, report.records, report.size_bytes) == (True, 20, source.stat().st_size)
+
+
+def test_a_proc_file_is_read_not_taken_for_an_empty_file():
+    proc = pathlib.Path("/proc/self/status")
+    if not proc.exists() or proc.stat().st_size != 0:
+        pytest.skip("needs Linux /proc, whose files report size 0")
+    report = tfrecord.verify(proc)
+    assert not report.ok and report.size_bytes > 0
+    assert report.errors[0].index == 0 and report.errors[0].offset == 0
+    with pytest.raises(CorruptRecordError, match=r"status: record 0 at byte 0: length CRC"):
+        tfrecord.count_records(proc)
+
+
+# ------------------------------------------------------------ full disks: nothing left
+
+@contextlib.contextmanager
+def file_size_limit(limit):
+    """Lower this process's RLIMIT_FSIZE: writes past ``limit`` fail with EFBIG, as on
+    a full disk (Python ignores SIGXFSZ)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+
+
+@pytest.mark.parametrize("size, where", [(3 << 20, "in write"), (100_000, "in close")])
+@pytest.mark.parametrize("compression", [None, "ZLIB"])
+def test_full_disk_leaves_no_temporary_file(tmp_path, rng, size, where, compression):
+    # A record larger than the 1 MiB buffer fails while written, a smaller one only
+    # when close() flushes the buffer.
+    record = rng.bytes(size)
+    target = tmp_path / "out.tfrecord"
+    with file_size_limit(64 << 10), pytest.raises(OSError) as excinfo:
+        tfrecord.write_records(target, [record], compression=compression)
+    assert excinfo.value.errno == 27  # EFBIG
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_full_disk_in_a_sharded_write_leaves_nothing(tmp_path, rng):
+    items = [rng.bytes(30_000) for _ in range(10)]
+    with file_size_limit(64 << 10), pytest.raises(OSError):
+        tfrecord.write_sharded(items, tmp_path / "train", num_shards=2, workers=0)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------ odd paths and values
+
+def non_utf8_path(tmp_path, name=b"caf\xe9.tfrecord"):
+    try:
+        os.close(os.open(os.fsencode(tmp_path) + b"/" + name, os.O_CREAT | os.O_WRONLY))
+    except (OSError, UnicodeError):
+        pytest.skip("the file system refuses non-UTF-8 names")
+    os.remove(os.fsencode(tmp_path) + b"/" + name)
+    return os.fsencode(tmp_path) + b"/" + name
+
+
+def test_bytes_paths_that_are_not_utf8_work_everywhere(tmp_path, records):
+    path = non_utf8_path(tmp_path)
+    assert tfrecord.write_records(path, records) == 20
+    assert os.listdir(os.fsencode(tmp_path)) == [os.path.basename(path)]
+    assert list(tfrecord.iter_records(path)) == records
+    assert tfrecord.count_records(path) == 20
+    assert tfrecord.verify(path).ok
+    shards = tfrecord.write_sharded(records, path, 2, workers=0)
+    assert [tfrecord.count_records(s) for s in shards] == [10, 10]
+    assert os.fsencode(shards[0]).endswith(b"caf\xe9-00000-of-00002.tfrecord")
+
+
+def test_messages_show_an_undecodable_file_name_escaped(tmp_path, records):
+    path = non_utf8_path(tmp_path)
+    tfrecord.write_records(path, records[:2])
+    with open(path, "r+b") as f:
+        f.seek(20)
+        f.write(b"\xff")
+    with pytest.raises(CorruptRecordError) as excinfo:
+        list(tfrecord.iter_records(path))
+    message = str(excinfo.value)
+    message.encode("utf-8")  # printable: the undecodable byte is escaped, not a surrogate
+    assert "caf\\udce9.tfrecord" in message and ": record 0 at byte 0: data CRC" in message
+    assert excinfo.value.path == os.fsdecode(path)
+    assert "caf\\udce9.tfrecord" in str(tfrecord.verify(path))
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    (None, TypeError, "path: expected a file path (str, bytes or os.PathLike), got NoneType"),
+    (3, TypeError, "path: expected a file path (str, bytes or os.PathLike), got int 3"),
+    ("", ValueError, "path: '' is not a valid file path (empty)"),
+    ("a\0b", ValueError, "path: 'a\\x00b' is not a valid file path (it contains a NUL"),
+])
+def test_what_is_not_a_path_is_refused_naming_the_argument(bad, error, message):
+    for call in (tfrecord.iter_records, tfrecord.TFRecordWriter, tfrecord.verify):
+        with pytest.raises(error) as excinfo:
+            call(bad)
+        assert str(excinfo.value).startswith(message)
+    with pytest.raises(error, match="^output_pattern: "):
+        tfrecord.shard_paths(bad, 2)
+
+
+def test_unknown_compression_lists_the_choices(tmp_path):
+    with pytest.raises(ValueError, match=r"unknown compression 'bz2'; valid choices: None, "
+                                         r"'', 'GZIP', 'ZLIB', 'auto'"):
+        tfrecord.iter_records(tmp_path / "x", compression="bz2")
+    with pytest.raises(ValueError, match=r"valid choices: None, '', 'GZIP', 'ZLIB'$"):
+        tfrecord.TFRecordWriter(tmp_path / "x", compression="auto")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_strings_that_are_not_unicode_are_refused_naming_key_and_element():
+    name = os.fsdecode(b"caf\xe9.png")  # what os.listdir gives for a non-UTF-8 name
+    with pytest.raises(ValueError) as excinfo:
+        example.make_example({"image/filename": ["ok", name]})
+    assert str(excinfo.value).startswith(
+        "feature 'image/filename': element 1: 'caf\\udce9.png' is not valid Unicode "
+        "(surrogates not allowed at position 3")
+    assert "os.fsencode(name)" in str(excinfo.value)
+    with pytest.raises(ValueError, match=r"^feature key: 'k\\udce9' is not valid Unicode"):
+        example.make_example({os.fsdecode(b"k\xe9"): 1})
+    encoded = example.make_example({"image/filename": os.fsencode(name), "m": memoryview(b"x")})
+    assert example.example_to_dict(encoded)["image/filename"].tolist() == [b"caf\xe9.png"]
+
+
+def test_infer_schema_explains_a_bytes_path(tmp_path, records):
+    path = tmp_path / "train.tfrecord"
+    tfrecord.write_records(path, records)
+    assert example.infer_schema(str(path)).records == 20
+    with pytest.raises(ValueError, match="it names a file: pass paths as str or pathlib.Path"):
+        example.infer_schema(os.fsencode(path))
+
+
+# ------------------------------------------------------------ the CLI
+
+@pytest.fixture
+def tfrecords(tmp_path, records):
+    for name in ("a", "b"):
+        tfrecord.write_records(tmp_path / f"{name}.tfrecord", records)
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_a_glob_matching_a_dangling_symlink_reports_it(capsys, tfrecords, command):
+    (tfrecords / "c.tfrecord").symlink_to(tfrecords / "gone.tfrecord")
+    assert cli.main([command, str(tfrecords / "*.tfrecord")]) == 1
+    captured = capsys.readouterr()
+    output = captured.out + captured.err
+    assert (f"{tfrecords}/c.tfrecord: cannot read (dangling symbolic link to "
+            f"'{tfrecords}/gone.tfrecord')") in output
+    assert f"{tfrecords}/b.tfrecord: 20 records" in output
+
+
+@pytest.mark.timeout(60, method="thread")
+def test_a_glob_skips_fifos_and_folders_a_fifo_named_alone_is_read(capsys, tfrecords):
+    (tfrecords / "folder.tfrecord").mkdir()
+    data = (tfrecords / "a.tfrecord").read_bytes()
+    with fed_fifo(tfrecords / "stream.tfrecord", data) as fifo:
+        assert cli.main(["verify", str(tfrecords / "*.tfrecord")]) == 0
+        captured = capsys.readouterr()
+        assert captured.out.endswith("2 file(s) checked, 0 bad\n")
+        assert f"tf1compat: skipping {fifo}: not a regular file (a FIFO?)" in captured.err
+        assert f"tf1compat: skipping directory {tfrecords}/folder.tfrecord" in captured.err
+        assert cli.main(["inspect", str(fifo)]) == 0  # one pass: counts and schema
+    out = capsys.readouterr().out
+    assert out.startswith(f"{fifo}: 20 records, {len(data):,} bytes\n")
+    assert "# inferred from 20 sampled records" in out
+
+
+def test_inspect_refuses_a_negative_sample(capsys, tfrecords):
+    with pytest.raises(SystemExit) as excinfo:
+        cli.main(["inspect", "--sample", "-1", str(tfrecords / "a.tfrecord")])
+    assert excinfo.value.code == 2
+    assert "--sample: expected an integer >= 0, got '-1'" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_a_closed_pipe_ends_the_command_quietly(tfrecords, command):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tf1compat", command, str(tfrecords / "*.tfrecord")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # the reader is gone before the first line: `| head -0`
+    stderr = process.stderr.read().decode()
+    assert process.wait(30) == 141  # 128 + SIGPIPE, as a Unix tool killed by it
+    assert stderr == ""
