@@ -82,3 +82,5 @@ def test_infinite_tf_data_reference_is_refused(tf):
                                                   "tf.data.Dataset is infinite"):
         compare([np.int64(0)], dataset)
     assert compare([np.int64(0)], dataset, max_examples=1).equal
+    with tc.legacy_graph(), pytest.raises(PipelineConfigError, match="is infinite"):
+        compare([np.int64(0)], dataset)  # also while a legacy graph is the default

@@ -214,19 +214,22 @@ def infer_legacy_batched(fetches):
     return batched.pop()
 
 
-def _iter_dataset(dataset, tf):
-    """Iterate a ``tf.data.Dataset`` eagerly, also while a legacy graph is the
-    default: the graph stack is per thread, so a helper thread iterates it then."""
-    with contextlib.ExitStack() as stack:
-        if tf.executing_eagerly():
-            def call(function, *args):
-                return function(*args)
-        else:
-            helper = stack.enter_context(concurrent.futures.ThreadPoolExecutor(
-                1, thread_name_prefix="tf1compat-compare"))
+@contextlib.contextmanager
+def _eager_caller(tf):
+    """Yield ``call(function, *args)``, which runs ``function`` in eager mode, also while
+    a legacy graph is the default: the graph stack is per thread, so a helper thread
+    runs it then."""
+    if tf.executing_eagerly():
+        yield lambda function, *args: function(*args)
+        return
+    with concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="tf1compat-compare") as helper:
+        yield lambda function, *args: helper.submit(function, *args).result()
 
-            def call(function, *args):
-                return helper.submit(function, *args).result()
+
+def _iter_dataset(dataset, tf):
+    """Iterate a ``tf.data.Dataset`` eagerly (see _eager_caller)."""
+    with _eager_caller(tf) as call:
         try:
             iterator = call(dataset.as_numpy_iterator)
         except (RuntimeError, TypeError, ValueError) as e:
@@ -247,7 +250,9 @@ def why_endless(source, side):
     if tf is None:
         return None
     if isinstance(source, tf.data.Dataset):
-        if int(source.cardinality()) == tf.data.INFINITE_CARDINALITY:
+        with _eager_caller(tf) as call:
+            cardinality = call(lambda: int(source.cardinality()))
+        if cardinality == tf.data.INFINITE_CARDINALITY:
             return "its tf.data.Dataset is infinite (a repeat() without a count?)"
         return None
     from tf1compat.pipeline.session import SessionIterator
