@@ -143,9 +143,10 @@ def test_messages_show_an_undecodable_file_name_escaped(tmp_path, records):
         list(tfrecord.iter_records(path))
     message = str(excinfo.value)
     message.encode("utf-8")  # printable: the undecodable byte is escaped, not a surrogate
-    assert "caf\\udce9.tfrecord" in message and ": record 0 at byte 0: data CRC" in message
-    assert excinfo.value.path == os.fsdecode(path)
-    assert "caf\\udce9.tfrecord" in str(tfrecord.verify(path))
+    assert message.startswith(f"{path!r}: record 0 at byte 0: data CRC")
+    assert excinfo.value.path == path
+    assert str(tfrecord.verify(path)).startswith(f"{path!r}: 1 records")
+    assert str(tfrecord.verify(os.fsdecode(path))).startswith(f"{path!r}: 1 records")
 
 
 @pytest.mark.parametrize("bad, error, message", [

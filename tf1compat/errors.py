@@ -9,12 +9,15 @@ import os
 
 
 def display_path(path):
-    """``path`` as shown in messages: as is when it prints cleanly, else its ``repr``
-    (undecodable bytes of a file name, newlines, other control characters)."""
+    """``path`` as shown in messages: as is when it prints cleanly, else its ``repr``:
+    of its bytes when they are not UTF-8 (``b'caf\\xe9.tfrecord'``), of the text
+    when it holds newlines or other control characters."""
     shown = os.fsdecode(path)
-    if shown.isprintable():
-        return shown
-    return repr(shown)
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:
+        return repr(os.fsencode(path))
+    return shown if shown.isprintable() else repr(shown)
 
 
 def _rebuild_error(cls, args, attributes):

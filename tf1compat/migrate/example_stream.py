@@ -250,8 +250,11 @@ def why_endless(source, side):
     if tf is None:
         return None
     if isinstance(source, tf.data.Dataset):
-        with _eager_caller(tf) as call:
-            cardinality = call(lambda: int(source.cardinality()))
+        try:
+            with _eager_caller(tf) as call:
+                cardinality = call(lambda: int(source.cardinality()))
+        except (RuntimeError, TypeError, ValueError):  # built in a graph: iterating says so
+            return None
         if cardinality == tf.data.INFINITE_CARDINALITY:
             return "its tf.data.Dataset is infinite (a repeat() without a count?)"
         return None

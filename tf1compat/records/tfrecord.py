@@ -94,13 +94,12 @@ def _compression_of_head(head):
 
 
 def _checked_path(path, argument):
-    """``path`` (str, bytes or os.PathLike) as a str; bytes that are not valid in the
-    file system encoding survive the round trip (``os.fsdecode``)."""
+    """``os.fspath(path)`` (str or bytes) after checking it can name a file."""
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"{argument}: expected a file path (str, bytes or os.PathLike), "
                         f"got {type(path).__name__} {path!r}")
-    path = os.fsdecode(path)
-    if not path or "\0" in path:
+    path = os.fspath(path)
+    if not path or (b"\0" if isinstance(path, bytes) else "\0") in path:
         raise ValueError(f"{argument}: {path!r} is not a valid file path "
                          f"({'empty' if not path else 'it contains a NUL character'})")
     return path
@@ -430,7 +429,8 @@ class TFRecordWriter:
     def __init__(self, path, compression=None):
         compression = _compression_type(compression)
         self.path = _checked_path(path, "path")
-        directory, name = os.path.split(os.path.abspath(self.path))
+        self._final_path = os.fsdecode(self.path)  # str and bytes do not mix in os.replace
+        directory, name = os.path.split(os.path.abspath(self._final_path))
         self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
         self._file = open(self._tmp_path, "xb", buffering=_CHUNK)
         self._compressor = (zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED,
@@ -464,7 +464,7 @@ class TFRecordWriter:
             self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
-            os.replace(self._tmp_path, self.path)
+            os.replace(self._tmp_path, self._final_path)
         except BaseException:
             self.abort()
             raise
@@ -503,7 +503,7 @@ def shard_paths(output_pattern, num_shards):
     shards gives ``out/train-00000-of-00008.tfrecord`` ... ``out/train-00007-of-00008.tfrecord``."""
     if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
         raise ValueError(f"num_shards must be a positive int, got {num_shards!r}")
-    base = _checked_path(output_pattern, "output_pattern").removesuffix(".tfrecord")
+    base = os.fsdecode(_checked_path(output_pattern, "output_pattern")).removesuffix(".tfrecord")
     return [f"{base}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 
