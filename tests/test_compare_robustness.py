@@ -84,3 +84,72 @@ def test_infinite_tf_data_reference_is_refused(tf):
     assert compare([np.int64(0)], dataset, max_examples=1).equal
     with tc.legacy_graph(), pytest.raises(PipelineConfigError, match="is infinite"):
         compare([np.int64(0)], dataset)  # also while a legacy graph is the default
+
+
+# ------------------------------------------------------------ odd values and arguments
+
+@pytest.mark.parametrize("legacy, message", [
+    ([{"image": np.zeros(2), "label": None}],
+     "compare: legacy example #0, item 'label': got None; expected numbers"),
+    ([[np.zeros(2), 1], [np.zeros(2), None]],
+     "compare: legacy example #1, item '1': got None"),
+    ([{"names": np.array([b"a", {"b": 1}], dtype=object)}],
+     "compare: legacy example #0, item 'names': got dict (element 1)"),
+])
+def test_items_compare_cannot_hold_are_named(legacy, message):
+    with pytest.raises(TypeError) as excinfo:
+        compare(legacy, legacy)
+    assert str(excinfo.value).startswith(message)
+
+
+def test_a_none_in_a_batch_names_the_example_after_unbatching():
+    batches = [{"x": np.arange(3)}, {"x": np.array([1, None, 3], dtype=object)}]
+    with pytest.raises(TypeError, match=r"reference example #4, item 'x': got None"):
+        compare([{"x": np.int64(i)} for i in range(6)], batches, reference_batched=True)
+
+
+@pytest.mark.parametrize("legacy, message", [
+    (5, "compare: the legacy side is int 5; expected an iterable of examples or batches, "
+        "graph fetches or a SessionIterator"),
+    ("data/train-*.tfrecord", "compare: the legacy side is str 'data/train-*.tfrecord'"),
+    ({"image": np.zeros(3)}, "compare: the legacy side is a dict, whose iteration gives its "
+                             "keys; pass an iterable of examples (e.g. a list of dicts), or "
+                             "graph tensors built in legacy_graph()"),
+])
+def test_sides_that_are_not_iterables_of_examples_are_refused(legacy, message):
+    with pytest.raises(TypeError) as excinfo:
+        compare(legacy, [])
+    assert str(excinfo.value).startswith(message)
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ({"ordered": "no"}, TypeError, "compare: ordered must be True, False or None, got 'no'"),
+    ({"legacy_batched": 1}, TypeError, "compare: legacy_batched must be True, False or None"),
+    ({"rtol": float("nan")}, ValueError, "compare: rtol must be a number >= 0, got nan"),
+    ({"atol": True}, ValueError, "compare: atol must be a number >= 0, got True"),
+    ({"max_examples": 2.0}, ValueError, "compare: max_examples must be a positive integer"),
+])
+def test_odd_arguments_are_refused_naming_them(options, error, message):
+    with pytest.raises(error) as excinfo:
+        compare([], [], **options)
+    assert str(excinfo.value).startswith(message)
+
+
+# ------------------------------------------------------------ memory
+
+def test_large_differing_examples_are_diffed_in_memory_near_one_example(rng):
+    import tracemalloc
+
+    shape = (1000, 1000, 3)  # 3 MB each
+    legacy = [{"image": rng.integers(0, 255, shape, dtype=np.uint8)} for _ in range(3)]
+    reference = [{"image": e["image"] + np.uint8(1)} for e in legacy]  # all values differ
+    tracemalloc.start()
+    try:
+        report = compare(iter(legacy), iter(reference))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.mismatched_pairs == 3 and report.first_mismatch.max_abs_diff == 1
+    assert report.first_mismatch.detail == "3000000 of 3000000 values differ, max abs diff 1"
+    example_bytes = legacy[0]["image"].nbytes
+    assert peak < 4 * example_bytes, f"peak {peak / 1e6:.0f} MB for {example_bytes / 1e6} MB"

@@ -36,8 +36,11 @@ def fed_fifo(path, data):
     try:
         yield path
     finally:
-        if writer.is_alive():  # nobody opened it: open it ourselves to release the writer
-            with open(path, "rb") as fifo:
+        writer.join(1)
+        if writer.is_alive():  # nobody read it: read it ourselves to release the writer
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # never blocks
+            os.set_blocking(fd, True)
+            with open(fd, "rb") as fifo:
                 fifo.read()
         writer.join(10)
 
@@ -248,3 +251,49 @@ def test_a_closed_pipe_ends_the_command_quietly(tfrecords, command):
     stderr = process.stderr.read().decode()
     assert process.wait(30) == 141  # 128 + SIGPIPE, as a Unix tool killed by it
     assert stderr == ""
+
+
+# ------------------------------------------------------------ resynchronisation
+
+def python_first_header(window):
+    """The reference: a CRC at every position (what the reader did before)."""
+    for start in range(len(window) - 11):
+        length, stored = window[start:start + 8], window[start + 8:start + 12]
+        if int.from_bytes(length, "little") < 1 << 48 and \
+                tfrecord.masked_crc32c(length) == int.from_bytes(stored, "little"):
+            return start
+    return None
+
+
+def header(length):
+    encoded = length.to_bytes(8, "little")
+    return encoded + tfrecord.masked_crc32c(encoded).to_bytes(4, "little")
+
+
+@pytest.mark.parametrize("kind", ["random", "zeros", "small int64s"])
+def test_header_search_finds_what_a_crc_at_every_byte_finds(rng, kind):
+    for trial in range(20):
+        if kind == "random":
+            window = bytearray(rng.bytes(4000))
+        elif kind == "zeros":
+            window = bytearray(4000)
+        else:  # int64 values below 256: most positions look like a small length
+            window = bytearray(rng.integers(0, 256, 500).astype("<i8").tobytes())
+        if trial % 2:  # plant headers (a zero length among them) at random places
+            for length in (0, int(rng.integers(1, 1 << 40)), 7):
+                at = int(rng.integers(0, len(window) - 12))
+                window[at:at + 12] = header(length)
+        assert tfrecord._first_header(bytes(window)) == python_first_header(bytes(window))
+
+
+def test_reading_resumes_at_the_next_record_after_a_damaged_length(tmp_path, records):
+    path = tmp_path / "damaged.tfrecord"
+    tfrecord.write_records(path, records)
+    data = bytearray(path.read_bytes())
+    data[3] ^= 0xFF  # record 0's length: its CRC no longer checks
+    data[200:600] = bytes(400)  # and a zeroed stretch
+    path.write_bytes(bytes(data))
+    report = tfrecord.verify(path)
+    kept = list(tfrecord.iter_records(path, on_error="skip"))
+    assert report.records == len(kept) > 0 and kept == records[-len(kept):]
+    assert [e.index for e in report.errors][:1] == [0] and not report.ok

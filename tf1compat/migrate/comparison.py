@@ -17,6 +17,8 @@ failed comparison into a :class:`~tf1compat.errors.PipelineMismatchError`.
 import array
 import importlib
 import itertools
+import math
+import numbers
 
 import numpy as np
 
@@ -43,6 +45,7 @@ __all__ = ["compare", "compare_split", "resolve_function", "ComparisonReport"]
 
 _MAX_PENDING_BYTES = 256 << 20     # unordered mode: data kept of unmatched examples
 _MAX_CANDIDATES = 1000             # unmatched examples searched for the closest one
+_DIFF_CHUNK = 1 << 16              # elements of a pair of items diffed at a time
 
 
 # ------------------------------------------------------------ pairwise diff
@@ -58,10 +61,33 @@ def _differing_elements(left, right, rtol, atol):
     return different
 
 
-def _abs_diff(left, right):
-    if left.dtype.kind in "iuf" and right.dtype.kind in "iuf":
-        return np.abs(left.astype(np.float64) - right.astype(np.float64))
-    return None
+def _iter_chunks(left, right):
+    """Flat chunks of two same-shaped arrays: ``(offset, left chunk, right chunk)``.
+    Working a chunk at a time keeps the memory of a diff near that of one example."""
+    left, right = left.reshape(-1), right.reshape(-1)  # views when contiguous
+    for start in range(0, left.size, _DIFF_CHUNK):
+        yield start, left[start:start + _DIFF_CHUNK], right[start:start + _DIFF_CHUNK]
+
+
+def _values_differ(left, right, rtol, atol):
+    """Whether any element differs (stops at the first chunk that does)."""
+    return any(_differing_elements(a, b, rtol, atol).any()
+               for _, a, b in _iter_chunks(left, right))
+
+
+def _value_diff(left, right, rtol, atol):
+    """``(differing elements, max abs diff or None, flat indices of the first few)``."""
+    count, max_abs, first = 0, None, []
+    distance = left.dtype.kind in "iuf" and right.dtype.kind in "iuf"
+    for start, a, b in _iter_chunks(left, right):
+        different = _differing_elements(a, b, rtol, atol)
+        count += int(np.count_nonzero(different))
+        if len(first) < SHOWN_VALUES:
+            first += (np.flatnonzero(different)[:SHOWN_VALUES - len(first)] + start).tolist()
+        if distance and a.size:
+            chunk_max = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+            max_abs = chunk_max if max_abs is None else max(max_abs, chunk_max)
+    return count, max_abs, first
 
 
 def _batched_hint(left_shape, right_shape):
@@ -72,11 +98,12 @@ def _batched_hint(left_shape, right_shape):
     return ""
 
 
-def _quoted_values(left, right, different):
-    """``(position, legacy value, reference value)`` of the first differing elements."""
-    return tuple((tuple(position.tolist()), _python_value(left[tuple(position)]),
-                  _python_value(right[tuple(position)]))
-                 for position in np.argwhere(different)[:SHOWN_VALUES])
+def _quoted_values(left, right, flat_indices):
+    """``(position, legacy value, reference value)`` of elements given by flat index."""
+    positions = [tuple(int(i) for i in np.unravel_index(index, left.shape))
+                 for index in flat_indices]
+    return tuple((position, _python_value(left[position]), _python_value(right[position]))
+                 for position in positions)
 
 
 def _python_value(element):
@@ -90,20 +117,26 @@ def _diff_item(name, left, right, indices, rtol, atol):
         return Mismatch(*indices, name, "shape",
                         f"shape {left.shape} vs {right.shape}"
                         + _batched_hint(left.shape, right.shape))
-    different = _differing_elements(left, right, rtol, atol)
     left_dtype, right_dtype = dtype_name(left), dtype_name(right)
-    if not different.any() and left_dtype == right_dtype:
+    if left_dtype == right_dtype and not _values_differ(left, right, rtol, atol):
         return None
-    distance = _abs_diff(left, right)
-    max_abs = float(distance.max()) if distance is not None and distance.size else None
-    values = _quoted_values(left, right, different)
-    count = f"{int(different.sum())} of {different.size} values differ"
+    differing, max_abs, first = _value_diff(left, right, rtol, atol)
+    values = _quoted_values(left, right, first)
+    count = f"{differing} of {left.size} values differ"
     if max_abs is not None:
         count += f", max abs diff {max_abs:g}"
     if left_dtype != right_dtype:
         detail = f"dtype {left_dtype} vs {right_dtype} ({count if values else 'values equal'})"
         return Mismatch(*indices, name, "dtype", detail, max_abs, values)
     return Mismatch(*indices, name, "value", count, max_abs, values)
+
+
+def _examples_differ(legacy, reference, rtol, atol):
+    """Whether two examples differ, without describing how (cheaper than _diff_examples)."""
+    return legacy.keys() != reference.keys() or any(
+        legacy[name].shape != reference[name].shape
+        or dtype_name(legacy[name]) != dtype_name(reference[name])
+        or _values_differ(legacy[name], reference[name], rtol, atol) for name in legacy)
 
 
 def _diff_examples(legacy, reference, indices, rtol=0, atol=0):
@@ -187,15 +220,18 @@ def _compare_ordered(legacy_examples, reference_examples, rtol, atol):
             mismatched += 1
             first_mismatch = first_mismatch or _unmatched(side, index)
             continue
-        mismatch = _diff_examples(legacy, reference, (index, index), rtol, atol)
+        # Only the first mismatch is described; later pairs are only checked.
+        if first_mismatch is None:
+            mismatch = _diff_examples(legacy, reference, (index, index), rtol, atol)
+            differ = mismatch is not None
+            first_mismatch = mismatch
+        else:
+            differ = _examples_differ(legacy, reference, rtol, atol)
         legacy_fingerprint = fingerprint(legacy)
         tallies[0].add(legacy, legacy_fingerprint)
         # Pairs equal within tolerance count as the same example in the multiset.
-        tallies[1].add(reference, legacy_fingerprint if mismatch is None
-                       else fingerprint(reference))
-        if mismatch is not None:
-            mismatched += 1
-            first_mismatch = first_mismatch or mismatch
+        tallies[1].add(reference, fingerprint(reference) if differ else legacy_fingerprint)
+        mismatched += differ
     return tallies, first_mismatch, mismatched
 
 
@@ -274,9 +310,16 @@ def _closest_mismatch(legacy_left, reference_left):
     return _diff_examples(*pair, indices) or _unmatched(side, index)
 
 
+def _check_flags(**flags):
+    for name, value in flags.items():
+        if value is not None and not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"compare: {name} must be True, False or None, got {value!r}")
+
+
 def _check_arguments(ordered, rtol, atol, max_examples):
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if not isinstance(value, (int, float)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not math.isfinite(value) or value < 0:
             raise ValueError(f"compare: {name} must be a number >= 0, got {value!r}")
     if not ordered and (rtol or atol):
         raise ValueError(
@@ -333,6 +376,8 @@ def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_example
     ``tf.data`` cardinality says it never ends is refused with a
     PipelineConfigError). Returns a :class:`ComparisonReport`.
     """
+    _check_flags(ordered=ordered, legacy_batched=legacy_batched,
+                 reference_batched=reference_batched)
     if reference is None:
         reference, deterministic, legacy_batched = _own_lowering(legacy, legacy_batched,
                                                                  max_examples)

@@ -10,6 +10,7 @@ the caller already imported it.
 """
 
 import collections
+import collections.abc
 import concurrent.futures
 import contextlib
 import hashlib
@@ -77,21 +78,21 @@ def _iter_unbatched(structures, side):
             yield {name: _as_array(value[row]) for name, value in batch.items()}
 
 
-def _content_bytes(value):
+def _hash_content(digest, value):
     if value.dtype.kind != "O":
-        return np.ascontiguousarray(value).tobytes()
-    parts = []
+        digest.update(np.ascontiguousarray(value).data)  # no copy of a contiguous array
+        return
     for element in value.ravel():
         data = element.encode() if isinstance(element, str) else bytes(element)
-        parts += [len(data).to_bytes(8, "little"), data]
-    return b"".join(parts)
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
 
 
 def item_digest(name, value):
     """8-byte hash of one item: its name, dtype, shape and content."""
     digest = hashlib.blake2b(digest_size=8)
     digest.update(repr((name, dtype_name(value), value.shape)).encode())
-    digest.update(_content_bytes(value))
+    _hash_content(digest, value)
     return digest.digest()
 
 
@@ -290,10 +291,43 @@ def opened(source, side, batched):
             return
         if isinstance(source, SessionIterator) and batched is None:
             batched = infer_legacy_batched(source.fetches)
+    _check_iterable(source, side)
     yield source, bool(batched)
+
+
+def _check_iterable(source, side):
+    """TypeError for a side that is not an iterable of examples or batches."""
+    if isinstance(source, dict):
+        problem = ("a dict, whose iteration gives its keys; pass an iterable of examples "
+                   "(e.g. a list of dicts)" + (", or graph tensors built in legacy_graph()"
+                                              if side == "legacy" else ""))
+    elif isinstance(source, (str, bytes)) or not isinstance(source, collections.abc.Iterable):
+        problem = (f"{type(source).__name__} {source!r:.60}; expected an iterable of examples "
+                   "or batches" + (", graph fetches or a SessionIterator" if side == "legacy"
+                                   else " or a tf.data.Dataset"))
+    else:
+        return
+    raise TypeError(f"compare: the {side} side is {problem}")
+
+
+def _checked(examples, side):
+    """``examples``, each checked to hold only what compare can compare (numbers,
+    arrays, bytes, str): a None item is named with its side, example and item."""
+    for index, example in enumerate(examples):
+        for name, value in example.items():
+            if value.dtype.kind != "O":
+                continue
+            for position, element in enumerate(value.flat):
+                if not isinstance(element, (bytes, str)):
+                    where = f" (element {position})" if value.ndim else ""
+                    raise TypeError(
+                        f"compare: {side} example #{index}, item {name!r}: got "
+                        f"{'None' if element is None else type(element).__name__}{where}; "
+                        "expected numbers, numpy arrays, bytes or str")
+        yield example
 
 
 def iter_examples(structures, side, batched, max_examples):
     examples = (_iter_unbatched(structures, side) if batched
                 else (_to_example(s) for s in structures))
-    return itertools.islice(examples, max_examples)
+    return _checked(itertools.islice(examples, max_examples), side)
