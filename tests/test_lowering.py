@@ -308,6 +308,27 @@ def test_division_reductions_and_random_ops_stay_per_example(tfrecords):
             assert "vectorized" not in plan and plan.index("map(") < plan.index("batch(")
 
 
+# ------------------------------------------------------------ inside the graph
+
+def test_replaced_inside_the_graph_runs_without_queue_runners(tfrecords):
+    from tf1compat.migrate.lowering import replace_with_tf_data
+
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords, num_epochs=2, shuffle=True, seed=4)
+        batch = tc.batch(example, 4)
+    with tc.SessionIterator(batch) as iterator:
+        queued = list(iterator)
+    with tc.legacy_graph() as graph:
+        _, example = parsed(tfrecords, num_epochs=2, shuffle=True, seed=4)
+        batch = replace_with_tf_data(tc.batch(example, 4))
+        assert batch["x"].shape.as_list() == [4, 3]
+        assert graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS) == []
+    for _ in range(2):                  # local_variables_initializer() restarts it
+        with tc.SessionIterator(batch) as iterator:
+            report = tc.compare(iterator, queued, legacy_batched=True, reference_batched=True)
+        assert report.equal and report.legacy_count == 40, report
+
+
 # ------------------------------------------------------------ compare and arguments
 
 def test_compare_splits_the_batches_of_a_session_iterator(tfrecords):

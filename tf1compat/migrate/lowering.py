@@ -41,9 +41,11 @@ from tf1compat.migrate.lowering_plan import (
     Values,
 )
 from tf1compat.migrate.lowering_vectorize import vectorize
+from tf1compat.pipeline.fastpath import started_by_local_init
 from tf1compat.pipeline.record_datasets import reading_of_op
 
-__all__ = ["Lowering", "lower", "lower_to_tf_data", "describe_lowering", "is_graph_fetches"]
+__all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "describe_lowering",
+           "is_graph_fetches"]
 
 _DEQUEUE_ONE = "QueueDequeueV2"
 _BATCH_DEQUEUES = {"QueueDequeueManyV2": True, "QueueDequeueUpToV2": False}  # -> drop remainder
@@ -296,13 +298,15 @@ class Lowering:
     """A queue pipeline's fetches as a tf.data plan: ``describe()``, ``build()``.
 
     ``batched``: whether the fetches are batches (computed from a batching dequeue,
-    also behind ``prefetch_queue``, and none of them a scalar).
+    also behind ``prefetch_queue``, and none of them a scalar); ``queues``: the
+    names of the queue ops the plan replaces.
     """
 
-    def __init__(self, fetches, plan, batched):
+    def __init__(self, fetches, plan, batched, queues):
         self.fetches = fetches
         self.plan = plan
         self.batched = batched
+        self.queues = queues      # names of the queue ops the plan replaces
 
     @property
     def endless(self):
@@ -358,7 +362,7 @@ def lower(fetches):
     plan = vectorize(plan, reader.graph_def)
     if not any(isinstance(step, Prefetch) for step in plan.chain()):
         plan = Prefetch(plan, tf.data.AUTOTUNE)   # what the queue runners' threads did
-    return Lowering(fetches, plan, batched)
+    return Lowering(fetches, plan, batched, frozenset(reader.lowered_queues))
 
 
 def _eagerly(build):
@@ -373,6 +377,25 @@ def _eagerly(build):
 def lower_to_tf_data(fetches):
     """The ``tf.data.Dataset`` delivering what ``fetches`` deliver, built eagerly."""
     return lower(fetches).to_tf_data()
+
+
+def replace_with_tf_data(fetches):
+    """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
+    ``get_next()`` shaped like the fetches, and drops the lowered queues' runners, so no
+    thread runs them. ``local_variables_initializer()``, which TF1 loops run for
+    ``num_epochs``, starts (and restarts) the iterator."""
+    lowering = lower(fetches)
+    flat = tf.nest.flatten(fetches)
+    graph = flat[0].graph
+    with graph.as_default(), tf.name_scope("tf_data"):
+        iterator = v1.data.make_initializable_iterator(lowering.build())
+        started_by_local_init(iterator)
+        values = iterator.get_next()
+    for fetch, value in zip(flat, tf.nest.flatten(values), strict=True):
+        value.set_shape(fetch.shape)
+    runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)
+    runners[:] = [r for r in runners if r.queue.queue_ref.op.name not in lowering.queues]
+    return values
 
 
 def describe_lowering(fetches):

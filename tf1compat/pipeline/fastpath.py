@@ -42,7 +42,7 @@ from tf1compat.pipeline.queues import TFRecordReader, check_queue_files, queue_f
 from tf1compat.pipeline.record_datasets import build_record_chunks, reading_of
 
 __all__ = ["build_record_batches", "build_example_batches", "build_batches",
-           "example_parser_for", "files_read_by"]
+           "example_parser_for", "files_read_by", "started_by_local_init"]
 
 # graph -> {name of a fast path's get_next op -> (files, compression)}
 _FILES_READ = weakref.WeakKeyDictionary()
@@ -94,7 +94,7 @@ def _check_options(api, batch_size, capacity, num_threads, shuffle, min_after_de
             expected=f"a multiple of {batch_size}")
 
 
-def _started_by_local_init(iterator):
+def started_by_local_init(iterator):
     """Make ``local_variables_initializer()`` (re)start ``iterator``: a local variable
     whose initial value depends on the iterator's initializer."""
     with tf.control_dependencies([iterator.initializer]):
@@ -139,7 +139,7 @@ def build_batches(api, filename_queue, batch_size, make_parse, *, reader=None, n
             batches = batches.rebatch(batch_size, drop_remainder=not allow_smaller_final_batch)
         batches = batches.prefetch(max(2, math.ceil(capacity / batch_size)))
         iterator = v1.data.make_initializable_iterator(batches)
-        _started_by_local_init(iterator)
+        started_by_local_init(iterator)
         batch, key_parts = iterator.get_next()
     size = None if allow_smaller_final_batch else batch_size
     for tensor in [*batch.values(), *key_parts.values()]:
