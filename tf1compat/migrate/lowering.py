@@ -1,69 +1,27 @@
 """Any TF1 queue pipeline as ``tf.data``: read the graph behind the fetches, build the same.
 
-Everything a queue pipeline does is in its graph. Walking back from the fetches:
+Everything a queue pipeline does is in its graph: :mod:`.lowering_graph` reads it
+into the steps of :mod:`.lowering_plan` (producer, reader, per-example map,
+shuffle buffer, batch, ...), :mod:`.lowering_vectorize` runs per-example maps on
+whole batches where that gives the same values, and a final ``prefetch`` does
+what the queue runners' threads did: work ahead of the consumer. The plan builds
+the dataset (:func:`lower_to_tf_data`, eagerly; :func:`replace_with_tf_data`,
+inside the legacy graph) and describes it (:func:`describe_lowering`).
 
-- the fetches are computed from one **dequeue** (``dequeue_many`` -> ``batch``
-  dropping the remainder, ``dequeue_up_to`` -> keeping it, a ``PaddingFIFOQueue``
-  -> ``padded_batch``) or one reader;
-- a queue's elements come from the **enqueue ops its QueueRunner runs**; each
-  distinct op is a branch (``batch_join``, ``num_readers``), run by as many threads
-  as the runner lists it; the ops between the branch's source and the enqueue
-  become a map function (:mod:`tf1compat.migrate.graph_function`);
-- a branch's source is a **reader** (``ReaderReadV2``: its type and attributes give
-  the tf.data reader, the files come from the queue it reads) or a **dequeue** of
-  another queue; a queue filled by ``enqueue_many`` from no source is a
-  **producer** (``string_input_producer`` & co.: values, ``num_epochs`` from its
-  ``CountUpTo``, its ``RandomShuffle`` op);
-- a ``RandomShuffleQueue`` becomes a shuffle buffer, a queue that only buffers
-  batches (``prefetch_queue``) becomes ``prefetch``.
-
-Anything else raises :class:`~tf1compat.errors.LoweringError` naming the op: the
-lowering never builds a silently different pipeline.
+What cannot be lowered raises :class:`~tf1compat.errors.LoweringError` naming the
+op: the lowering never builds a silently different pipeline.
 """
 
-import collections
 import concurrent.futures
-import contextlib
 
 from tf1compat._tf import tf, v1
-from tf1compat.errors import LoweringError
-from tf1compat.migrate.graph_function import trace_function
-from tf1compat.migrate.lowering_plan import (
-    Batch,
-    Element,
-    HoppedRecords,
-    Interleave,
-    Map,
-    Prefetch,
-    Read,
-    RoundRobin,
-    Shuffle,
-    Values,
-)
+from tf1compat.migrate.lowering_graph import GraphReader
+from tf1compat.migrate.lowering_plan import Batch, Prefetch
 from tf1compat.migrate.lowering_vectorize import vectorize
 from tf1compat.pipeline.fastpath import started_by_local_init
-from tf1compat.pipeline.record_datasets import reading_of_op
 
 __all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "describe_lowering",
            "is_graph_fetches"]
-
-_DEQUEUE_ONE = "QueueDequeueV2"
-_BATCH_DEQUEUES = {"QueueDequeueManyV2": True, "QueueDequeueUpToV2": False}  # -> drop remainder
-_READ = "ReaderReadV2"
-_SOURCES = frozenset({_DEQUEUE_ONE, _READ, *_BATCH_DEQUEUES, "ReaderReadUpToV2"})
-_ENQUEUE, _ENQUEUE_MANY = "QueueEnqueueV2", "QueueEnqueueManyV2"
-_QUEUES = frozenset({"FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2"})
-_COUNT_UP_TO = frozenset({"CountUpTo", "ResourceCountUpTo"})
-_READERS = {"TFRecordReaderV2": "TFRecordDataset", "TextLineReaderV2": "TextLineDataset",
-            "FixedLengthRecordReaderV2": "FixedLengthRecordDataset",
-            "WholeFileReaderV2": "read_file (whole files)"}
-_READER_ATTRIBUTES = {
-    "TFRecordReaderV2": ("compression_type",),
-    "TextLineReaderV2": ("skip_header_lines",),
-    "FixedLengthRecordReaderV2": ("record_bytes", "header_bytes", "footer_bytes", "hop_bytes",
-                                  "encoding"),
-    "WholeFileReaderV2": (),
-}
 
 
 def is_graph_fetches(value):
@@ -71,227 +29,6 @@ def is_graph_fetches(value):
     leaves = tf.nest.flatten(value)
     return bool(leaves) and all(isinstance(leaf, tf.Tensor) and not hasattr(leaf, "numpy")
                                 for leaf in leaves)
-
-
-def _attribute(op, name):
-    value = op.get_attr(name)
-    return value.decode() if isinstance(value, bytes) else value
-
-
-@contextlib.contextmanager
-def _downstream_of(step):
-    """Add ``step`` to the plan of a LoweringError raised while lowering its upstream."""
-    try:
-        yield
-    except LoweringError as e:
-        text = step.text() if step is not None else ""
-        if text:
-            e.plan = f"{e.plan} -> {text}" if e.plan else text
-        raise
-
-
-def _upstream_queue(source):
-    return source.inputs[1 if source.type == _READ else 0].op
-
-
-class _GraphReader:
-    """Turns the queue ops of one graph into plan steps (see the module docstring)."""
-
-    def __init__(self, graph):
-        self.graph_def = graph.as_graph_def()
-        self.runners = collections.defaultdict(list)   # queue op name -> its QueueRunners
-        for runner in graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
-            self.runners[runner.queue.queue_ref.op.name].append(runner)
-        self.lowered_queues = set()
-
-    def function(self, outputs):
-        return trace_function(self.graph_def, outputs, lambda op: op.type in _SOURCES)
-
-    def single_source(self, function, what, op):
-        """The one reader or dequeue op ``function`` starts from."""
-        sources = list(dict.fromkeys(t.op for t in function.inputs))
-        if len(sources) == 1:
-            source = sources[0]
-            if source.type == "ReaderReadUpToV2":
-                raise LoweringError(source.name, source.type, "read_up_to is not lowered (it "
-                                    "is what the fast paths use); read one record at a time")
-            return source
-        if not sources:
-            raise LoweringError(op.name, op.type, f"{what} come from no reader or queue: "
-                                "there is no input pipeline to lower")
-        names = ", ".join(f"'{s.name}' ({s.type})" for s in sources)
-        raise LoweringError(op.name, op.type, f"{what} combine {len(sources)} sources "
-                            f"({names}); one reader or queue per element can be lowered")
-
-    def mapped(self, source, function, upstream=None, **options):
-        """``function`` mapped over what ``source`` yields; ``upstream`` gives the
-        elements of the queue ``source`` reads (lowered here when None)."""
-        step = Map(None, function, **options)
-        with _downstream_of(step):
-            upstream, components = self.source_step(source, function.inputs, upstream)
-        return step.link(upstream, components)
-
-    # ------------------------------------------------------------ sources
-
-    def source_step(self, source, needed, upstream=None):
-        """``(step, components)`` for what ``source`` yields."""
-        queue = _upstream_queue(source)
-        batch = None
-        if source.type in _BATCH_DEQUEUES:
-            batch_size = tf.get_static_value(source.inputs[1])
-            if batch_size is None:
-                raise LoweringError(source.name, source.type, "the batch size is not a constant")
-            batch = Batch(None, int(batch_size), _BATCH_DEQUEUES[source.type],
-                          queue.type == "PaddingFIFOQueueV2")
-        if upstream is None:
-            with _downstream_of(batch):
-                upstream = self.queue_elements(queue, [source])
-        if source.type == _READ:
-            return self.read_step(upstream, source, needed)
-        if batch is not None:
-            batch.upstream, upstream = upstream, batch
-        return upstream, list(source.outputs)
-
-    def read_step(self, upstream, read, needed):
-        reader = read.inputs[0].op
-        if reader.type not in _READERS:
-            raise LoweringError(reader.name, reader.type, "a reader without a tf.data "
-                                f"equivalent; lowered readers: {sorted(_READERS)}")
-        arguments = {key: _attribute(reader, key) for key in _READER_ATTRIBUTES[reader.type]}
-        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items() if value)
-        name = f"{_READERS[reader.type]}({shown})" if shown else _READERS[reader.type]
-        if arguments.get("hop_bytes"):
-            if arguments["encoding"]:
-                raise LoweringError(reader.name, reader.type, "hop_bytes with a compressed "
-                                    "encoding has no tf.data equivalent")
-            arguments.pop("encoding")
-            reading = HoppedRecords(**arguments)
-        else:
-            reading = reading_of_op("to_tf_data", reader)
-        key, value = read.outputs
-        with_keys = key.name in {t.name for t in needed}
-        step = Read(upstream, reading, name, with_keys)
-        return step, ([key, value] if with_keys else [value])
-
-    # ------------------------------------------------------------ queues
-
-    def queue_elements(self, queue, consumers):
-        """The step giving ``queue``'s elements in order; ``consumers`` are the
-        dequeues or reads being lowered, and must be all that read the queue."""
-        if queue.type not in _QUEUES:
-            raise LoweringError(queue.name, queue.type, "not a queue that TF1's input "
-                                f"functions build; lowered queues: {sorted(_QUEUES)}")
-        if queue.name in self.lowered_queues:
-            raise LoweringError(queue.name, queue.type, "this queue is read twice")
-        self.lowered_queues.add(queue.name)
-        handle = queue.outputs[0]
-        others = [op for op in handle.consumers() if op.type in _SOURCES and op not in consumers]
-        if others:
-            raise LoweringError(queue.name, queue.type, f"also read by '{others[0].name}' "
-                                f"({others[0].type}); TF1 gives each element to one reader only")
-        branches = self.branches(queue, handle)
-        producer = self.producer(branches, consumers)
-        if producer is not None:
-            return producer
-        shuffle = None
-        if queue.type == "RandomShuffleQueueV2":
-            min_after_dequeue = queue.get_attr("min_after_dequeue")
-            buffer_size = min_after_dequeue if min_after_dequeue > 0 else queue.get_attr("capacity")
-            shuffle = Shuffle(None, buffer_size, (queue.get_attr("seed"), queue.get_attr("seed2")))
-        with _downstream_of(shuffle):
-            groups = collections.defaultdict(list)   # upstream queue -> [(enqueue, ...)]
-            for enqueue, threads in branches.items():
-                function = self.function(list(enqueue.inputs[1:]))
-                source = self.single_source(function, "the values enqueued", enqueue)
-                groups[_upstream_queue(source).name].append((enqueue, threads, function, source))
-            steps = [self.group_step(group) for group in groups.values()]
-        step = steps[0] if len(steps) == 1 else RoundRobin(steps)
-        if shuffle is not None:
-            shuffle.upstream = step
-            return shuffle
-        if isinstance(step, Map) and step.function.is_selection and \
-                isinstance(step.upstream, Batch):
-            return Prefetch(step, queue.get_attr("capacity"))
-        return step
-
-    def branches(self, queue, handle):
-        """``{enqueue op: threads}`` of the queue runners feeding ``queue``."""
-        runners = self.runners.get(queue.name)
-        if not runners:
-            raise LoweringError(queue.name, queue.type, "no queue runner feeds this queue "
-                                "(is it filled from Python?); lowered queues are fed by "
-                                "QueueRunners such as tf.train.batch builds")
-        branches = collections.Counter()
-        for runner in runners:
-            if type(runner) is not v1.train.QueueRunner:
-                raise LoweringError(queue.name, queue.type, "fed by a custom queue runner "
-                                    f"({type(runner).__name__}): its Python code is not "
-                                    "in the graph")
-            branches.update(runner.enqueue_ops)
-        for op in handle.consumers():
-            if op.type in (_ENQUEUE, _ENQUEUE_MANY) and op not in branches:
-                raise LoweringError(op.name, op.type, f"enqueues into '{queue.name}' outside "
-                                    "its queue runners (from Python?)")
-        for op in branches:
-            if op.type not in (_ENQUEUE, _ENQUEUE_MANY):
-                raise LoweringError(op.name, op.type, f"a queue runner of '{queue.name}' "
-                                    "runs an op that is not an enqueue")
-        return dict(branches)
-
-    def producer(self, branches, consumers):
-        """A :class:`Values` step when a producer fills the queue, else None."""
-        if len(branches) != 1:
-            return None
-        (enqueue, _), = branches.items()
-        if enqueue.type != _ENQUEUE_MANY or len(enqueue.inputs) != 2:
-            return None
-        values, num_epochs = enqueue.inputs[1], None
-        counters = [c for c in values.op.control_inputs if c.type in _COUNT_UP_TO]
-        if values.op.type == "Identity" and counters:
-            values, num_epochs = values.op.inputs[0], counters[0].get_attr("limit")
-        function = self.function([values])
-        if function.inputs:
-            return None
-        seeds = None
-        if values.op.type == "RandomShuffle":
-            seeds = (values.op.get_attr("seed"), values.op.get_attr("seed2"))
-        length = values.shape[0] if values.shape.rank else None
-        noun = "files" if all(c.type == _READ for c in consumers) else "values"
-        return Values(function, length, num_epochs, seeds, noun)
-
-    def group_step(self, group):
-        """The step of the branches (enqueue ops) that share one upstream queue."""
-        enqueue, threads, function, source = group[0]
-        options = {"threads": threads, "unbatch": enqueue.type == _ENQUEUE_MANY}
-        if len(group) == 1:
-            return self.mapped(source, function, **options)
-        for other, _, other_function, other_source in group[1:]:
-            if (other.type, other_source.type) != (enqueue.type, source.type) or \
-                    other_function.signature() != function.signature() or \
-                    _reader_config(other_source) != _reader_config(source):
-                raise LoweringError(other.name, other.type, f"the {len(group)} branches "
-                                    f"feeding '{enqueue.inputs[0].op.name}' differ from "
-                                    f"'{enqueue.name}'; branches reading one queue are lowered "
-                                    "when they run the same ops")
-        if source.type in _BATCH_DEQUEUES:
-            raise LoweringError(source.name, source.type,
-                                f"{len(group)} branches each dequeue batches from one queue")
-        template = self.mapped(source, function, upstream=Element(), **options)
-        interleave = Interleave(None, template, len(group))
-        with _downstream_of(interleave):
-            interleave.upstream = self.queue_elements(_upstream_queue(source),
-                                                      [s for _, _, _, s in group])
-        return interleave
-
-
-def _reader_config(source):
-    """The reader type and attributes behind a read (None for a dequeue)."""
-    if source.type != _READ:
-        return None
-    reader = source.inputs[0].op
-    return reader.type, sorted((key, value.SerializeToString())
-                               for key, value in reader.node_def.attr.items()
-                               if key not in ("container", "shared_name"))
 
 
 class Lowering:
@@ -353,7 +90,7 @@ def lower(fetches):
     graphs = {t.graph for t in flat}
     if len(graphs) > 1:
         raise TypeError("lowering: the fetches come from more than one graph")
-    reader = _GraphReader(graphs.pop())
+    reader = GraphReader(graphs.pop())
     function = reader.function(flat)
     source = reader.single_source(function, "the fetches", flat[0].op)
     plan = reader.mapped(source, function)
