@@ -349,6 +349,10 @@ def _add_run(subparsers):
     p.add_argument("--grace-period", type=float, default=None, metavar="SECONDS",
                    help="how long sess.run waits on queues whose runners were never started "
                         "before failing (default 10)")
+    p.add_argument("--tf-data", action="store_true",
+                   help="batching calls (tf.train.batch & co.) build their pipelines as "
+                        "tf.data inside the graph instead of queues; a pipeline that cannot "
+                        "be lowered stays on queues with a warning naming why")
     p.add_argument("target", metavar="PROGRAM", help="the program file (or module with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the program's own arguments")
@@ -359,7 +363,8 @@ def _run_program(args):
     from tf1compat.v1 import program
     run = program.run_module if args.module else program.run_path
     try:
-        return run(args.target, args.args, grace_period=args.grace_period)
+        return run(args.target, args.args, grace_period=args.grace_period,
+                   tf_data=args.tf_data)
     except (program.ProgramNotFoundError, ValueError) as e:
         print(f"tf1compat run: error: {e}", file=sys.stderr)
         return 2

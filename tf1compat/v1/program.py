@@ -31,7 +31,7 @@ def _drop_deprecation_notice(record):
     return not record.pathname.endswith(os.path.join("util", "deprecation.py"))
 
 
-def install(paths=None, *, grace_period=None):
+def install(paths=None, *, grace_period=None, tf_data=False):
     """Give the code in ``paths`` TensorFlow 1's world, in this process; idempotent.
 
     ``paths``: folders or files whose Python code gets TF1's ``tensorflow`` when it
@@ -39,6 +39,8 @@ def install(paths=None, *, grace_period=None):
     folder); code without a file running as ``__main__`` (notebook cells) always
     does. ``grace_period``: seconds a ``sess.run`` waits on queues whose runners
     were never started before raising ``QueueRunnersNotStartedError`` (default 10).
+    ``tf_data``: batching calls build their pipelines as tf.data inside the graph
+    instead of queues (:mod:`tf1compat.v1.tf_data_mode`; for the whole process).
 
     The first call also, for the whole process: disables TensorFlow 2 behaviour
     (graph mode, v1 shapes, control flow and summaries), makes queue runners
@@ -66,6 +68,9 @@ def install(paths=None, *, grace_period=None):
             raise FileNotFoundError(f"install: {os.fspath(path)!r} does not exist; expected "
                                     "the folders or files of the program")
     scope.add_roots(paths)
+    if tf_data:
+        from tf1compat.v1 import tf_data_mode
+        tf_data_mode.install()
     if not _installed:
         v1.disable_v2_behavior()
         queue_runtime.report_runner_errors()
@@ -113,7 +118,7 @@ def _run_as_main(run):
     return 0
 
 
-def run_path(path, args=(), *, grace_period=None):
+def run_path(path, args=(), *, grace_period=None, tf_data=False):
     """Run the program file ``path`` with ``args`` in run mode; returns its exit status.
 
     Like ``python PROGRAM ARGS``: ``sys.argv = [PROGRAM, *ARGS]``, the program's
@@ -124,7 +129,7 @@ def run_path(path, args=(), *, grace_period=None):
     if not os.path.isfile(program):
         raise ProgramNotFoundError(f"cannot open {os.fspath(path)!r}: no such file")
     folder = os.path.dirname(program)
-    install([folder], grace_period=grace_period)
+    install([folder], grace_period=grace_period, tf_data=tf_data)
     sys.argv = [program, *args]
     sys.path.insert(0, folder)
     return _run_as_main(lambda: runpy.run_path(program, run_name="__main__"))
@@ -141,7 +146,7 @@ def _module_root(top_spec):
     return location if scope.is_library_folder(parent) else parent
 
 
-def run_module(module, args=(), *, grace_period=None):
+def run_module(module, args=(), *, grace_period=None, tf_data=False):
     """Run ``module`` as ``__main__`` like ``python -m MODULE ARGS``; returns the exit status.
 
     The folder holding its top-level package is the program's own code (the
@@ -156,7 +161,7 @@ def run_module(module, args=(), *, grace_period=None):
     if top_spec is None or (top_spec.origin is None and not top_spec.submodule_search_locations):
         raise ProgramNotFoundError(f"no module named {top!r} (searched {sys.path[0]!r} and "
                                    "the installed packages)")
-    install([_module_root(top_spec)], grace_period=grace_period)
+    install([_module_root(top_spec)], grace_period=grace_period, tf_data=tf_data)
     try:
         found = importlib.util.find_spec(module) is not None
     except ModuleNotFoundError as e:  # a parent package is missing, not broken

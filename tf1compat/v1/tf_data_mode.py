@@ -1,0 +1,80 @@
+"""``tf1compat run --tf-data``: a program's batching calls build tf.data, not queues.
+
+:func:`install` swaps the batching entries of
+:data:`~tf1compat.v1.queue_runtime.QUEUE_API` (``tf.train.batch`` & co.). Each call
+first builds the queue pipeline as usual (so every argument is validated as
+before), then lowers it inside the program's graph
+(:func:`~tf1compat.migrate.lowering.replace_with_tf_data`): the call returns an
+iterator's ``get_next()``, started by ``local_variables_initializer()``, and the
+lowered queues lose their queue runners, so no runner thread reads for them. A
+pipeline that cannot be lowered stays on queues, with one warning naming why.
+slim's ``prefetch_queue`` over batches straight from tf.data passes them on (the
+dataset prefetches already); over anything else it stays a queue.
+"""
+
+import functools
+import warnings
+
+from tf1compat._tf import tf
+from tf1compat.errors import LoweringError
+from tf1compat.migrate.lowering import replace_with_tf_data
+from tf1compat.v1 import queue_runtime
+
+__all__ = ["install", "TFDataFallbackWarning"]
+
+_PREFETCH = "contrib.slim.prefetch_queue.prefetch_queue"
+
+
+class TFDataFallbackWarning(UserWarning):
+    """A batching call of ``tf1compat run --tf-data`` stayed on queues."""
+
+
+def _on_tf_data(name, batching):
+    @functools.wraps(batching)
+    def batch_on_tf_data(*args, **kwargs):
+        fetches = batching(*args, **kwargs)
+        try:
+            return replace_with_tf_data(fetches)
+        except LoweringError as e:
+            warnings.warn(f"tf1compat run --tf-data: tf.{name} stays on queues: {e}",
+                          TFDataFallbackWarning, stacklevel=2)
+            return fetches
+    return batch_on_tf_data
+
+
+class _Prefetched:
+    """What ``prefetch_queue`` returns over batches from tf.data: ``dequeue()`` gives
+    them back (tf.data already prefetches them)."""
+
+    def __init__(self, tensors):
+        self._tensors = tensors
+
+    def dequeue(self, name=None):
+        with tf.name_scope(name or "prefetched"):
+            return tf.nest.map_structure(tf.identity, self._tensors)
+
+
+def _prefetch_on_tf_data(prefetch_queue):
+    @functools.wraps(prefetch_queue)
+    def prefetch_on_tf_data(tensors, *args, **kwargs):
+        leaves = tf.nest.flatten(tensors)
+        if leaves and all(getattr(t, "op", None) is not None and t.op.type == "IteratorGetNext"
+                          for t in leaves):
+            return _Prefetched(tensors)
+        return prefetch_queue(tensors, *args, **kwargs)
+    return prefetch_on_tf_data
+
+
+_installed = False
+
+
+def install():
+    """Make the batching calls of run mode build tf.data (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    api = queue_runtime.QUEUE_API
+    for name in queue_runtime.BATCHING_NAMES:
+        api[name] = (_prefetch_on_tf_data(api[name]) if name == _PREFETCH
+                     else _on_tf_data(name, api[name]))
+    _installed = True
