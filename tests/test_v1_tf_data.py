@@ -1,8 +1,11 @@
-"""`tf1compat run --tf-data`: unmodified TF1 programs give the same outputs with their
-batching calls on tf.data, without queue-runner threads; what cannot be lowered stays
-on queues with one warning. Programs run in subprocesses: run mode changes the process."""
+"""`tf1compat run --tf-data`: unmodified TF1 programs (examples/legacy and two written
+here) give the same outputs with their batching calls on tf.data, without queue-runner
+threads; what cannot be lowered stays on queues with one warning. Programs run in
+subprocesses: run mode changes the process."""
 
+import math
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -94,15 +97,24 @@ def tfrecords(tmp_path):
     return paths
 
 
-def run_program(tmp_path, source, files, *options):
-    program = tmp_path / "program.py"
-    program.write_text(textwrap.dedent(source))
+LEGACY = pathlib.Path(__file__).resolve().parent.parent / "examples" / "legacy"
+
+
+def run_program(cwd, program, *arguments, tf_data=True):
+    """``python -m tf1compat run [--tf-data] PROGRAM ARGUMENTS`` in ``cwd``."""
+    options = ["--tf-data"] if tf_data else []
     completed = subprocess.run(
-        [sys.executable, "-m", "tf1compat", "run", *options, str(program), *files],
-        cwd=tmp_path, capture_output=True, text=True, timeout=240,
+        [sys.executable, "-m", "tf1compat", "run", *options, str(program), *map(str, arguments)],
+        cwd=cwd, capture_output=True, text=True, timeout=240,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
-    assert completed.returncode == 0, completed.stderr
+    assert completed.returncode == 0, completed.stderr[-3000:]
     return completed
+
+
+def write_program(folder, source):
+    program = folder / "program.py"
+    program.write_text(textwrap.dedent(source))
+    return program
 
 
 def reading(stdout):
@@ -111,33 +123,61 @@ def reading(stdout):
 
 
 @pytest.mark.timeout(600)
-def test_classic_program_same_outputs_without_runner_threads(tmp_path, tfrecords):
-    queued = run_program(tmp_path, CLASSIC.replace("MEAN", "0.5"), tfrecords)
-    lowered = run_program(tmp_path, CLASSIC.replace("MEAN", "0.5"), tfrecords, "--tf-data")
-    assert_same_outputs_without_threads(queued, lowered)
+def test_legacy_csv_rows_same_output(tmp_path):
+    queued = run_program(tmp_path, LEGACY / "csv_rows.py", "--batch_size=7", tf_data=False)
+    lowered = run_program(tmp_path, LEGACY / "csv_rows.py", "--batch_size=7")
+    assert lowered.stdout == queued.stdout and queued.stdout.startswith("rows 50 ")
+    assert "stays on queues" not in lowered.stderr
+
+
+@pytest.mark.timeout(600)
+def test_legacy_cifar10_tutorial_trains_on_tf_data(tmp_path):
+    data = tmp_path / "cifar-10-batches-bin"
+    data.mkdir()
+    rng = np.random.default_rng(7)
+    for index in range(1, 6):
+        records = rng.integers(0, 256, size=(12, 1 + 32 * 32 * 3), dtype=np.uint8)
+        records[:, 0] %= 10
+        (data / f"data_batch_{index}.bin").write_bytes(records.tobytes())
+    trained = run_program(tmp_path, LEGACY / "cifar10_tutorial" / "cifar10_train.py",
+                          f"--data_dir={data}", f"--train_dir={tmp_path / 'train'}",
+                          "--max_steps=10", "--log_frequency=3")
+    losses = [float(line.split("loss = ")[1].split()[0]) for line in trained.stdout.splitlines()
+              if line.startswith("step ")]
+    assert len(losses) == 4 and all(math.isfinite(loss) for loss in losses)
+    assert (tmp_path / "train" / "model.ckpt-10.index").is_file()
+    assert "stays on queues" not in trained.stderr
+
+
+@pytest.mark.timeout(600)
+def test_classic_program_lowered_equals_its_queue_fallback(tmp_path, tfrecords):
+    lowered = run_program(tmp_path, write_program(tmp_path, CLASSIC.replace("MEAN", "0.5")),
+                          *tfrecords)
+    assert "runner threads 0" in lowered.stdout.splitlines()
     assert "shapes [None] [None, 3]" in lowered.stdout.splitlines()
+    assert "stays on queues" not in lowered.stderr
 
     # The same values through a variable: that pipeline stays on queues, with a warning.
     source = CLASSIC.replace("MEAN", 'tf.Variable([0.5, 0.5, 0.5], name="mean")')
-    fallback = run_program(tmp_path, source, tfrecords, "--tf-data")
-    assert reading(fallback.stdout) == reading(queued.stdout)
-    assert fallback.stderr.count("stays on queues") == 1
+    queued = run_program(tmp_path, write_program(tmp_path, source), *tfrecords)
+    assert reading(lowered.stdout) == reading(queued.stdout)
+    assert reading(queued.stdout)[-1] == "end of data"
+    assert len([line for line in queued.stdout.splitlines() if line.startswith("batch")]) == 11
+    assert "runner threads 0" not in queued.stdout.splitlines()
+    assert queued.stderr.count("stays on queues") == 1
     assert "tf1compat run --tf-data: tf.train.batch stays on queues: cannot lower op 'mean' " \
-           "(VariableV2) to tf.data: a variable in the per-example path" in fallback.stderr
-    assert "program.py" in fallback.stderr        # the warning names the program's line
+           "(VariableV2) to tf.data: a variable in the per-example path" in queued.stderr
+    assert "program.py" in queued.stderr        # the warning names the program's line
 
 
 @pytest.mark.timeout(600)
 def test_slim_program_same_outputs_without_runner_threads(tmp_path, tfrecords):
-    queued = run_program(tmp_path, SLIM, tfrecords)
-    lowered = run_program(tmp_path, SLIM, tfrecords, "--tf-data")
-    assert_same_outputs_without_threads(queued, lowered)
-
-
-def assert_same_outputs_without_threads(queued, lowered):
+    program = write_program(tmp_path, SLIM)
+    queued = run_program(tmp_path, program, *tfrecords, tf_data=False)
+    lowered = run_program(tmp_path, program, *tfrecords)
     assert reading(lowered.stdout) == reading(queued.stdout)
     assert reading(queued.stdout)[-1] == "end of data"
-    assert len([line for line in queued.stdout.splitlines() if line.startswith("batch")]) >= 5
+    assert len([line for line in queued.stdout.splitlines() if line.startswith("batch")]) == 5
     assert "runner threads 0" in lowered.stdout.splitlines()
     assert "runner threads 0" not in queued.stdout.splitlines()
     assert "stays on queues" not in lowered.stderr
