@@ -178,3 +178,11 @@ def test_install_gives_code_without_a_file_tf1_idempotently():
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["True True True",
                                           "False tf1compat.pipeline.queues", "[0, 1, 2, 3, 4]"]
+
+
+def test_readme_lists_every_contrib_module():
+    import pathlib
+
+    from tf1compat.v1.contrib import CONTRIB
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert [name for name in CONTRIB if f"| `{name}` |" not in readme] == []
