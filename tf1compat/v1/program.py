@@ -31,6 +31,11 @@ def _drop_deprecation_notice(record):
     return not record.pathname.endswith(os.path.join("util", "deprecation.py"))
 
 
+def _patch_tf_slim():
+    """tf-slim's data API fixed for current TensorFlow, for `import tf_slim as slim`."""
+    import tf1compat.slim  # noqa: F401 - importing it applies patch_tf_slim()
+
+
 def install(paths=None, *, grace_period=None, tf_data=False):
     """Give the code in ``paths`` TensorFlow 1's world, in this process; idempotent.
 
@@ -44,7 +49,8 @@ def install(paths=None, *, grace_period=None, tf_data=False):
 
     The first call also, for the whole process: disables TensorFlow 2 behaviour
     (graph mode, v1 shapes, control flow and summaries), makes queue runners
-    report their errors explained, installs the import hook, and (unless
+    report their errors explained, installs the import hook (which also fixes
+    tf-slim before the program imports ``tf_slim`` itself), and (unless
     ``TF1COMPAT_VERBOSE=1``) keeps TensorFlow's log at TF1's default level without
     its deprecation notices. Returns run mode's ``tensorflow`` module, e.g.
     ``tf = tf1compat.v1.install()``.
@@ -74,7 +80,7 @@ def install(paths=None, *, grace_period=None, tf_data=False):
     if not _installed:
         v1.disable_v2_behavior()
         queue_runtime.report_runner_errors()
-        scope.install_import_hook(namespace.resolve)
+        scope.install_import_hook(namespace.resolve, {"tf_slim": _patch_tf_slim})
         if not VERBOSE:
             tf.get_logger().setLevel(logging.WARNING)  # TF1's default; tf1compat mutes it
             tf.get_logger().addFilter(_drop_deprecation_notice)

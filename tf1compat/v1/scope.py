@@ -4,7 +4,8 @@
 globals to ``builtins.__import__``. The hook replaces that function once per
 process and, for names ``tensorflow`` and ``tensorflow.*`` imported by a file
 under one of the program's folders (its *roots*), returns run mode's modules
-(:func:`~tf1compat.v1.namespace.resolve`). Everything else -- other names, and
+(:func:`~tf1compat.v1.namespace.resolve`); before such a file imports
+``tf_slim`` it makes sure tf-slim is patched. Everything else -- other names, and
 every file in site-packages, the standard library or tf1compat itself -- goes
 to the original import unchanged, so libraries keep TensorFlow 2.
 ``sys.modules["tensorflow"]`` is never replaced.
@@ -84,19 +85,24 @@ def _imports_tf1(globals_):
     return is_program_file(filename)
 
 
-def install_import_hook(resolve):
+def install_import_hook(resolve, prepare=None):
     """Replace ``builtins.__import__`` (once) so the program's files import
     ``tensorflow`` names through ``resolve(dotted_name)`` (a module, or None to
-    import TensorFlow's own)."""
+    import TensorFlow's own). ``prepare`` maps other top-level names (e.g.
+    ``tf_slim``) to a function called before the program's files import them."""
     current = builtins.__import__
     if getattr(current, "__tf1compat_hook__", False):
         return False
     original = current
+    prepare = dict(prepare or {})
 
     # The parameter names are __import__'s protocol (callers pass them by keyword).
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):
-        if level or not name.startswith("tensorflow") or (
-                len(name) > 10 and name[10] != ".") or not _imports_tf1(globals):
+        top = name.partition(".")[0]
+        if level or (top != "tensorflow" and top not in prepare) or not _imports_tf1(globals):
+            return original(name, globals, locals, fromlist, level)
+        if top in prepare:
+            prepare[top]()
             return original(name, globals, locals, fromlist, level)
         module = resolve(name)
         if module is None:  # a module of TensorFlow's own, e.g. tensorflow.python.ops
