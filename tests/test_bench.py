@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tf1compat import cli
-from tf1compat.benchmarks import reading
+from tf1compat.benchmarks import conversion, reading
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
@@ -24,3 +24,13 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
     assert all(values["examples"] == reading.QUICK["examples"]
                for values in results["summary"].values())
     assert "reading.md" in capsys.readouterr().out
+
+
+@pytest.mark.timeout(300)
+def test_quick_conversion_bench_writes_every_row(tmp_path, capsys):
+    assert cli.main(["bench", "--suite", "conversion", "--quick", "--out", str(tmp_path)]) == 0
+    table = (tmp_path / "conversion.md").read_text()
+    assert table.strip() == capsys.readouterr().out.strip()
+    for row, (dataset, converter, _) in conversion.VARIANTS.items():
+        images = {"cifar": 60, "photos": 30}[dataset] // (3 if converter == "classic" else 1)
+        assert f"| {row} | {images} |" in table

@@ -528,15 +528,3 @@ def test_example_tutorial_inputs_runs(capsys, no_thread_leaks):
         ["--steps", "2", "--batch-size", "16", "--min-after-dequeue", "50"]) == 0
     out = capsys.readouterr().out
     assert "batch 2: images float32 [16, 24, 24, 3]" in out and "images/s" in out
-
-
-@pytest.mark.tf
-@pytest.mark.slow
-def test_conversion_benchmark_quick(tmp_path, capsys):
-    from tf1compat.benchmarks import conversion
-    assert conversion.run(quick=True, out_dir=str(tmp_path)) == 0
-    table = (tmp_path / "conversion.md").read_text()
-    assert table.strip() == capsys.readouterr().out.strip()
-    for converter, images in (("tf1compat png", 60), ("tf1compat raw", 60),
-                              ("classic session-per-image png", 20)):
-        assert f"| {converter} | {images} |" in table

@@ -1,16 +1,21 @@
-"""CIFAR-10 binary -> slim TFRecords: :func:`tf1compat.cifar10.convert` (PNG and
-raw) against the classic converter, side by side on the same synthetic data.
+"""Conversion to slim TFRecords, side by side: tf1compat's shard plans on the local runner
+and on Apache Beam (in-memory and two processes) against the classic converters, on
+CIFAR-10 and on a folder of JPEG photos.
 
-The classic converter is written the way slim's ``download_and_convert_cifar10.py``
-was: one Session per batch file, one ``sess.run(tf.image.encode_png)`` per image,
-``tf.train.Example`` protos, ``tf.io.TFRecordWriter``. At about a millisecond per
-image it is timed on two of the six batch files (20,000 images); images/s compare
-directly. Every measurement (and the data generation) runs in a fresh Python
-process (``python -m tf1compat.benchmarks.conversion``), so its peak memory is its
-own: ``resource.getrusage`` ``ru_maxrss`` of that process and of its largest child
-(our encoding workers); the small parent keeps the fork baseline low. Times cover
-the conversion only, not interpreter start-up or importing TensorFlow. Rounds are
-interleaved; the table shows medians.
+The classic converters are written the way slim's scripts were. CIFAR-10
+(``download_and_convert_cifar10.py``): one Session per batch file, one
+``sess.run(tf.image.encode_png)`` per image. Image folder
+(``download_and_convert_flowers.py``): one ``sess.run(tf.image.decode_jpeg)`` per
+image to learn its size, the file's bytes as ``image/encoded``, 5 shards per split.
+Both write ``tf.train.Example`` protos with ``tf.io.TFRecordWriter``. They take about a
+millisecond per image, so they are timed on a part of the data (CIFAR: 2 of the 6 batch
+files; photos: the first third); images/s compare directly.
+
+Every measurement (and the data generation) runs in a fresh Python process (``python -m
+tf1compat.benchmarks.conversion``), so its peak memory is its own: ``ru_maxrss`` of that
+process and of its largest child (our workers, Beam's SDK workers). Times cover the
+conversion only, not interpreter start-up or importing TensorFlow or Beam; Beam's
+pipeline start-up is inside. Rounds are interleaved; the table shows medians.
 """
 
 import json
@@ -22,26 +27,51 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 from tf1compat import cifar10
 from tf1compat.benchmarks import write_text
 
-_FULL = {"num_train": 50000, "num_test": 10000, "rounds": 3}
-_QUICK = {"num_train": 50, "num_test": 10, "rounds": 1}
-_CONVERTERS = ("tf1compat png", "tf1compat raw", "classic session-per-image png")
+_FULL = {"cifar_train": 50000, "cifar_test": 10000, "photos": 6000, "rounds": 3}
+_QUICK = {"cifar_train": 50, "cifar_test": 10, "photos": 30, "rounds": 1}
+_TWO_PROCESSES = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+# row -> (dataset, converter, options)
+VARIANTS = {
+    "CIFAR-10 png: tf1compat local": ("cifar", "local", {"image_format": "png"}),
+    "CIFAR-10 raw: tf1compat local": ("cifar", "local", {"image_format": "raw"}),
+    "CIFAR-10 png: tf1compat beam in-memory": ("cifar", "beam", {"image_format": "png"}),
+    "CIFAR-10 png: tf1compat beam 2 processes": (
+        "cifar", "beam", {"image_format": "png", "beam_options": _TWO_PROCESSES}),
+    "CIFAR-10 png: classic session-per-image": ("cifar", "classic", {}),
+    "photos: tf1compat local": ("photos", "local", {}),
+    "photos: tf1compat beam in-memory": ("photos", "beam", {}),
+    "photos: tf1compat beam 2 processes": ("photos", "beam", {"beam_options": _TWO_PROCESSES}),
+    "photos: classic decode-per-image": ("photos", "classic", {}),
+}
 _CLASSIC_FILES = {"train": ["data_batch_1.bin"], "test": ["test_batch.bin"]}
+_CLASSES = ("daisy", "dandelion", "roses", "sunflowers", "tulips")
 
 
-def _convert_classic(folder, output_dir):
-    """Convert the way the old slim script did; returns the number of images."""
-    import numpy as np
+def _make_photos(directory, count):
+    """``count`` seeded JPEG photos (smooth colour fields with grain, 120-320 pixels a
+    side) in 5 class folders; returns the folder."""
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    folder = os.path.join(directory, "photos")
+    for i in range(count):
+        height, width = (int(n) for n in rng.integers(120, 321, 2))
+        coarse = rng.integers(0, 256, (4, 4, 3), dtype=np.uint8)
+        image = Image.fromarray(coarse).resize((width, height), Image.BILINEAR)
+        pixels = np.asarray(image, np.int16) + rng.integers(-8, 9, (height, width, 3))
+        path = os.path.join(folder, _CLASSES[i % len(_CLASSES)], f"{i:06d}.jpg")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(path, quality=90)
+    return folder
 
+
+def _classic_cifar(folder, output_dir):
+    """Convert the way slim's CIFAR-10 script did; returns the number of images."""
     from tf1compat._tf import tf, v1
-
-    def int64_feature(value):
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
-
-    def bytes_feature(value):
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 
     count = 0
     for split, names in _CLASSIC_FILES.items():
@@ -55,34 +85,75 @@ def _convert_classic(folder, output_dir):
                         for record in records:
                             image = record[1:].reshape(3, 32, 32).transpose(1, 2, 0)
                             png = sess.run(encoded_image, feed_dict={image_placeholder: image})
-                            example = tf.train.Example(features=tf.train.Features(feature={
-                                "image/encoded": bytes_feature(png),
-                                "image/format": bytes_feature(b"png"),
-                                "image/class/label": int64_feature(int(record[0])),
-                                "image/height": int64_feature(32),
-                                "image/width": int64_feature(32)}))
-                            w.write(example.SerializeToString())
+                            w.write(_classic_example(png, b"png", int(record[0]), 32, 32))
                             count += 1
     return count
 
 
-def _measure(converter, folder, output_dir):
-    """Run one converter in this process; returns its numbers as a dict."""
-    classic = converter == _CONVERTERS[-1]
-    if classic:
+def _classic_example(encoded, image_format, label, height, width):
+    from tf1compat._tf import tf
+
+    def feature(value):
+        if isinstance(value, bytes):
+            return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+
+    return tf.train.Example(features=tf.train.Features(feature={
+        "image/encoded": feature(encoded), "image/format": feature(image_format),
+        "image/class/label": feature(label), "image/height": feature(height),
+        "image/width": feature(width)})).SerializeToString()
+
+
+def _classic_photos(folder, output_dir, num_shards=5):
+    """Convert the first third of the photos the way slim's flowers script did."""
+    from tf1compat._tf import tf, v1
+
+    classes = sorted(os.listdir(folder))
+    files = sorted(os.path.join(folder, c, f) for c in classes
+                   for f in os.listdir(os.path.join(folder, c)))
+    files = files[:max(1, len(files) // 3)]
+    per_shard = -(-len(files) // num_shards)
+    with tf.Graph().as_default():
+        jpeg_data = v1.placeholder(dtype=tf.string)
+        decoded = tf.image.decode_jpeg(jpeg_data, channels=3)
+        with v1.Session() as sess:
+            for shard in range(num_shards):
+                name = f"flowers_train_{shard:05d}-of-{num_shards:05d}.tfrecord"
+                with tf.io.TFRecordWriter(os.path.join(output_dir, name)) as writer:
+                    for path in files[shard * per_shard:(shard + 1) * per_shard]:
+                        data = tf.io.gfile.GFile(path, "rb").read()
+                        height, width = sess.run(decoded, feed_dict={jpeg_data: data}).shape[:2]
+                        label = classes.index(os.path.basename(os.path.dirname(path)))
+                        writer.write(_classic_example(data, b"jpg", label, height, width))
+    return len(files)
+
+
+def _measure(row, source, output_dir):
+    """Run one variant in this process; returns its numbers as a dict."""
+    dataset, converter, options = VARIANTS[row]
+    if converter == "classic":
         import tf1compat._tf  # noqa: F401 - the TensorFlow import is not timed
+    if converter == "beam":
+        import apache_beam  # noqa: F401 - neither is Beam's
     start = time.perf_counter()
-    if classic:
-        images = _convert_classic(folder, output_dir)
+    if converter == "classic":
+        images = (_classic_cifar if dataset == "cifar" else _classic_photos)(source, output_dir)
+    elif dataset == "cifar":
+        summary = cifar10.convert(source, output_dir, runner=converter, overwrite=True,
+                                  quiet=True, **options)
+        images = sum(summary.counts.values())
     else:
-        summary = cifar10.convert(folder, output_dir, image_format=converter.split()[-1],
-                                  overwrite=True, quiet=True)
+        from tf1compat.convert import imagefolder
+        summary = imagefolder.convert(source, output_dir, name="flowers", runner=converter,
+                                      quiet=True, **options)
         images = sum(summary.counts.values())
     seconds = time.perf_counter() - start
     return {"images": images, "seconds": seconds,
             "bytes": sum(e.stat().st_size for e in os.scandir(output_dir)),
             "rss_main_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "rss_worker_mb": None if classic else
+            # the classic converters start no workers (TensorFlow's own short-lived
+            # forks would show the parent's size)
+            "rss_child_mb": None if converter == "classic" else
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
@@ -93,46 +164,43 @@ def _run_python(*args):
     return json.loads(result.stdout.splitlines()[-1])
 
 
-def _measure_in_subprocess(converter, folder, work_dir):
+def _measure_in_subprocess(row, source, work_dir):
     with tempfile.TemporaryDirectory(dir=work_dir) as output_dir:
-        return _run_python("measure", converter, folder, output_dir)
+        return _run_python("measure", row, source, output_dir)
 
 
-def _worker_rss(results):
-    if results[0]["rss_worker_mb"] is None:
-        return "no workers"
-    return f"{max(r['rss_worker_mb'] for r in results):.0f}"
-
-
-def _row(converter, results, classic_rate):
+def _row(row, results, classic_rate):
     rate = statistics.median(r["images"] / r["seconds"] for r in results)
-    ratio = "1.0x" if classic_rate is None else f"{rate / classic_rate:.1f}x"
-    return (f"| {converter} | {results[0]['images']} | "
-            f"{statistics.median(r['seconds'] for r in results):.2f} | {rate:,.0f} | {ratio} | "
-            f"{max(r['rss_main_mb'] for r in results):.0f} | "
-            f"{_worker_rss(results)} | "
-            f"{results[0]['bytes'] / results[0]['images']:,.0f} |")
+    children = [r["rss_child_mb"] for r in results if r["rss_child_mb"]]
+    return (f"| {row} | {results[0]['images']} | "
+            f"{statistics.median(r['seconds'] for r in results):.2f} | {rate:,.0f} | "
+            f"{rate / classic_rate:.1f}x | {max(r['rss_main_mb'] for r in results):.0f} | "
+            f"{f'{max(children):.0f}' if children else 'none'} |")
 
 
 def _table(results, settings):
-    classic_rate = statistics.median(
-        r["images"] / r["seconds"] for r in results[_CONVERTERS[-1]])
-    rows = [_row(c, results[c], None if c == _CONVERTERS[-1] else classic_rate)
-            for c in _CONVERTERS]
+    lines = []
+    for dataset in ("cifar", "photos"):
+        rows = [row for row, variant in VARIANTS.items() if variant[0] == dataset]
+        classic_rate = statistics.median(r["images"] / r["seconds"] for r in results[rows[-1]])
+        lines.extend(_row(row, results[row], classic_rate) for row in rows)
     note = " (--quick: a harness check, the numbers mean nothing)" if settings is _QUICK else ""
     return "\n".join([
-        f"CIFAR-10 conversion, {settings['num_train']} + {settings['num_test']} synthetic "
-        f"images, median of {settings['rounds']} round(s), {os.cpu_count()} CPU(s){note}",
+        f"Conversion to slim TFRecords: CIFAR-10 {settings['cifar_train']} + "
+        f"{settings['cifar_test']} synthetic images; {settings['photos']} synthetic JPEG "
+        f"photos (120-320 px a side, 5 classes, 10% validation); median of "
+        f"{settings['rounds']} round(s), {os.cpu_count()} CPU(s){note}",
         "",
         "| converter | images | seconds | images/s | vs classic | peak RSS main (MB) "
-        "| peak RSS largest worker (MB) | output bytes/image |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-        *rows,
+        "| peak RSS largest child (MB) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        *lines,
         "",
-        "The classic converter is timed on data_batch_1.bin + test_batch.bin only (a third "
-        "of the data); images/s compare directly. Seconds exclude interpreter start-up and "
-        "the TensorFlow import; peak RSS is ru_maxrss of the measuring process and of its "
-        "largest child process.",
+        "tf1compat local: worker processes on all cores. Beam: FnApiRunner in this process "
+        "(in-memory) or with --direct_running_mode=multi_processing --direct_num_workers=2. "
+        "The classic converters are timed on a third of the data; images/s compare "
+        "directly. Seconds exclude interpreter start-up and importing TensorFlow or Beam; "
+        "peak RSS is ru_maxrss of the measuring process and of its largest child process.",
     ])
 
 
@@ -140,13 +208,14 @@ def run(quick=False, out_dir="bench-results"):
     """Measure the converters, print the markdown table, write it to
     ``out_dir/conversion.md``; returns 0. ``quick``: tiny data, one round."""
     settings = _QUICK if quick else _FULL
-    results = {converter: [] for converter in _CONVERTERS}
+    results = {row: [] for row in VARIANTS}
     with tempfile.TemporaryDirectory() as work_dir:
-        folder = _run_python("synthetic", work_dir, str(settings["num_train"]),
-                             str(settings["num_test"]))
+        sources = {"cifar": _run_python("cifar", work_dir, str(settings["cifar_train"]),
+                                        str(settings["cifar_test"])),
+                   "photos": _run_python("photos", work_dir, str(settings["photos"]))}
         for _ in range(settings["rounds"]):
-            for converter in _CONVERTERS:
-                results[converter].append(_measure_in_subprocess(converter, folder, work_dir))
+            for row, (dataset, _, _) in VARIANTS.items():
+                results[row].append(_measure_in_subprocess(row, sources[dataset], work_dir))
     table = _table(results, settings)
     print(table)
     os.makedirs(out_dir, exist_ok=True)
@@ -155,10 +224,14 @@ def run(quick=False, out_dir="bench-results"):
 
 
 if __name__ == "__main__":
-    # python -m tf1compat.benchmarks.conversion measure CONVERTER FOLDER OUTPUT_DIR
-    #                                          | synthetic DIRECTORY NUM_TRAIN NUM_TEST
-    if sys.argv[1] == "measure":
-        print(json.dumps(_measure(*sys.argv[2:5])))
+    # python -m tf1compat.benchmarks.conversion measure ROW SOURCE OUTPUT_DIR
+    #                                          | cifar DIRECTORY NUM_TRAIN NUM_TEST
+    #                                          | photos DIRECTORY COUNT
+    command, arguments = sys.argv[1], sys.argv[2:]
+    if command == "measure":
+        print(json.dumps(_measure(*arguments)))
+    elif command == "cifar":
+        print(json.dumps(cifar10.make_synthetic(arguments[0], int(arguments[1]),
+                                                int(arguments[2]))))
     else:
-        print(json.dumps(cifar10.make_synthetic(sys.argv[2], int(sys.argv[3]),
-                                                int(sys.argv[4]))))
+        print(json.dumps(_make_photos(arguments[0], int(arguments[1]))))
