@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 
@@ -285,10 +286,10 @@ class Staging:
         """Run the tasks not completed by an earlier run with ``runner`` (default: a
         :class:`LocalRunner` on all cores); returns every task's ShardResult, in order.
         Shows a progress bar (inputs done) on a terminal."""
-        names = [task.file_name for task in tasks]
-        if len(set(names)) != len(names):
+        repeated = [n for n, count in Counter(t.file_name for t in tasks).items() if count > 1]
+        if repeated:
             raise ValueError(f"shard tasks must write distinct files; repeated: "
-                             f"{sorted({n for n in names if names.count(n) > 1})}")
+                             f"{sorted(repeated)}")
         done = {task.file_name for task in tasks if _read_result(self.path, task)}
         pending = [task for task in tasks if task.file_name not in done]
         total = sum(len(task.inputs) for task in tasks)
@@ -296,6 +297,7 @@ class Staging:
                   unit=unit, disable=None, file=sys.stderr, desc=desc) as bar:
             if pending:
                 (runner or LocalRunner())(pending, self.path, bar.update)
+            bar.update(total - bar.n)         # runners that cannot report (Beam) end here
         results = [_read_result(self.path, task) for task in tasks]
         missing = [task.file_name for task, result in zip(tasks, results, strict=True)
                    if result is None]

@@ -20,7 +20,7 @@ from tf1compat.records.sharding import SkippedInput, Staging, build_tasks, plan_
 SPLITS = ("train", "validation")
 ON_ERROR_CHOICES = ("raise", "skip")
 _SHARD_BYTES = 128 << 20    # num_shards=None: about this much image data per shard
-_PART_IMAGES = 128          # images per task
+_PART_IMAGES = 512          # images per task (one fsync each)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,7 +125,7 @@ def _iter_examples(inputs, *, source_dir, on_error):
 
 def _make_plan(splits, name, num_shards, source_dir, on_error):
     """The shard tasks: each split cut into ``num_shards`` consecutive blocks (None: one
-    per 128 MiB of images), each block into parts of 128 images."""
+    per 128 MiB of images), each block into parts of 512 images."""
     to_records = functools.partial(_iter_examples, source_dir=source_dir, on_error=on_error)
     tasks, names = [], {}
     for split, files in splits.items():
