@@ -338,3 +338,23 @@ def test_result_records_what_was_written_and_skipped(tmp_path):
     assert json.loads((tmp_path / "a.result.json").read_text())["skipped"] == [
         ["item-1", "odd"], ["item-3", "odd"]]
     assert sharding._read_result(tmp_path, task) == result
+
+
+def test_records_without_encode_stream_in_bounded_memory(tmp_path):
+    import tracemalloc
+    records = (bytes([i % 256]) * 10_000 for i in range(2000))     # 20 MB in all
+    tracemalloc.start()
+    tfrecord.write_sharded(records, tmp_path / "r.tfrecord", num_shards=2)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8e6, peak
+    assert [r[:1] for r in tfrecord.iter_records(tmp_path / "r-00001-of-00002.tfrecord")][:2] \
+        == [b"\x01", b"\x03"]
+
+    def failing():
+        yield b"one"
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        tfrecord.write_sharded(failing(), tmp_path / "s.tfrecord", num_shards=2)
+    assert listing(tmp_path) == ["r-00000-of-00002.tfrecord", "r-00001-of-00002.tfrecord"]

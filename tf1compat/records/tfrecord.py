@@ -581,26 +581,32 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     processes (default: one per core; 0 or 1: in this process). Any function works,
     also one defined in a script without a main guard or in a notebook: the workers
     are fresh interpreters that receive it pickled by cloudpickle, never re-running
-    the caller. Without ``encode`` items must already be bytes and are written in this
-    process. Items that are not a sequence (a generator) are gathered into a list
-    first: pass light references (indices, file names) and let ``encode`` load them.
+    the caller. With ``encode``, items that are not a sequence (a generator) are
+    gathered into a list first: pass light references (indices, file names) and let
+    ``encode`` load them. Without ``encode`` items must already be bytes; they are
+    streamed into the shards in this process.
 
     It is a plan of shard tasks (:mod:`tf1compat.records.sharding`): the shards are
     staged in a hidden folder beside them and moved into place together at the end,
     so if anything fails or the run is interrupted no shard changes; a run killed
-    outright is resumed by the next identical call. Shows a progress bar on a terminal.
+    outright is resumed by the next identical call (with ``encode``). Shows a progress
+    bar on a terminal.
     """
     from tf1compat.records import sharding  # it builds on this module's writer
 
     paths = shard_paths(output_pattern, num_shards)
     if encode is not None and not callable(encode):
         raise TypeError(f"encode must be callable, got {type(encode).__name__}")
-    runner = sharding.LocalRunner(workers if encode is not None else 0)
+    runner = sharding.LocalRunner(workers)
     compression = _compression_type(compression)
+    names = [os.path.basename(path) for path in paths]
+    directory = os.path.dirname(os.path.abspath(paths[0]))
+    if encode is None:
+        _stream_round_robin(items, names, directory, compression)
+        return paths
     if not isinstance(items, collections.abc.Sequence):
         items = list(items)
     to_records = functools.partial(_encode_items, encode)
-    names = [os.path.basename(path) for path in paths]
     tasks = [task for shard, name in enumerate(names) for task in sharding.build_tasks(
         name, items[shard::num_shards], to_records, max_part_inputs=_PART_ITEMS,
         compression=compression)]
@@ -608,7 +614,22 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
         key = sharding.plan_key("write_sharded", names, items, encode, compression)
     except Exception:  # unpicklable items (run in this process): no resuming
         key = uuid.uuid4().hex
-    with sharding.Staging(os.path.dirname(os.path.abspath(paths[0])), key) as staging:
+    with sharding.Staging(directory, key) as staging:
         staging.write(tasks, runner, desc=names[0].replace("-00000-", "-*-"))
         staging.commit(tasks)
     return paths
+
+
+def _stream_round_robin(records, names, directory, compression):
+    """Write ``records`` round-robin into shards ``names``, staged, then committed."""
+    from tf1compat.records import sharding
+
+    shards = [sharding.ShardTask(name, (), _encode_items) for name in names]
+    with sharding.Staging(directory, uuid.uuid4().hex) as staging, \
+            contextlib.ExitStack() as stack:
+        writers = [stack.enter_context(TFRecordWriter(os.path.join(staging.path, name),
+                                                      compression)) for name in names]
+        for i, record in enumerate(records):
+            writers[i % len(writers)].write(record)
+        stack.close()
+        staging.commit(shards)
