@@ -108,3 +108,12 @@ def test_printed_keys_to_features_parses_the_records(capsys, shards):
         parsed = tf.io.parse_single_example(record, namespace["keys_to_features"])
         assert parsed["image/class/label"].numpy() == item["image/class/label"]
         assert parsed["tags"].values.numpy().tolist() == item["tags"].tolist()
+
+
+@pytest.mark.tf
+def test_a_system_error_is_one_line_and_exit_2(capsys, tmp_path):
+    occupied = tmp_path / "a-file"
+    occupied.write_text("")
+    assert cli.main(["demo", "--workdir", str(occupied)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tf1compat demo: error: [Errno 17] File exists") and err.count("\n") == 1

@@ -297,3 +297,48 @@ def test_reading_resumes_at_the_next_record_after_a_damaged_length(tmp_path, rec
     kept = list(tfrecord.iter_records(path, on_error="skip"))
     assert report.records == len(kept) > 0 and kept == records[-len(kept):]
     assert [e.index for e in report.errors][:1] == [0] and not report.ok
+
+
+# ------------------------------------------------------------ writer targets
+
+def test_a_missing_directory_is_named_not_the_temporary_file(tmp_path):
+    with pytest.raises(FileNotFoundError) as excinfo:
+        tfrecord.TFRecordWriter(tmp_path / "missing" / "train.tfrecord")
+    assert excinfo.value.filename == str(tmp_path / "missing" / "train.tfrecord")
+    assert f"directory {tmp_path}/missing does not exist" in str(excinfo.value)
+
+
+def test_a_directory_fifo_or_device_target_is_refused_before_writing(tmp_path):
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IsADirectoryError, match="a directory, where TFRecordWriter would"):
+        tfrecord.TFRecordWriter(tmp_path / "folder")
+    os.mkfifo(tmp_path / "stream")
+    with pytest.raises(ValueError, match=r"stream is not a regular file \(a FIFO"):
+        tfrecord.write_records(tmp_path / "stream", [b"x"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "stream"]
+    assert (tmp_path / "stream").is_fifo()  # not replaced by a regular file
+
+
+def test_an_unclosed_writer_leaves_nothing_when_collected_or_at_exit(tmp_path):
+    import gc
+
+    writer = tfrecord.TFRecordWriter(tmp_path / "forgotten.tfrecord")
+    writer.write(b"x")
+    assert len(list(tmp_path.iterdir())) == 1  # its temporary file
+    del writer
+    gc.collect()
+    assert list(tmp_path.iterdir()) == []
+    script = ("import sys; from tf1compat import tfrecord\n"
+              "w = tfrecord.TFRecordWriter(sys.argv[1]); w.write(b'x')\n")  # exits unclosed
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "exit.tfrecord")],
+                   check=True, timeout=60)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_compressed_file_read_as_plain_gets_a_hint(tmp_path, records):
+    path = tmp_path / "packed.tfrecord"
+    tfrecord.write_records(path, records, compression="GZIP")
+    with pytest.raises(CorruptRecordError, match=r"record 0 at byte 0: length CRC mismatch .*; "
+                       r"the file looks GZIP-compressed: pass compression='GZIP' \(or 'auto'\)"):
+        tfrecord.count_records(path)
+    assert tfrecord.count_records(path, compression="auto") == 20

@@ -134,3 +134,50 @@ def test_ctrl_c_ends_a_process_whose_reader_is_stuck(tmp_path):
     assert time.monotonic() - start < 15
     assert process.returncode in (-signal.SIGINT, 128 + signal.SIGINT)
     assert "KeyboardInterrupt" in stderr and "did not stop within 1 s" in stderr
+
+
+@pytest.mark.timeout(60, method="thread")
+@pytest.mark.usefixtures("no_thread_leaks")
+def test_ctrl_c_while_the_runner_threads_start_stops_those_started(monkeypatch):
+    import threading as threading_module
+
+    started = []
+    original_start = threading_module.Thread.start
+
+    def start(thread):
+        if thread.name.startswith("tf1compat-") and "step" not in thread.name:
+            if len(started) == 1:
+                raise KeyboardInterrupt
+            started.append(thread)
+        original_start(thread)
+
+    with tc.legacy_graph():
+        batches = tc.batch(tc.input_producer(tf.range(6), num_epochs=None).dequeue(), 2)
+        it = tc.SessionIterator(batches)
+        monkeypatch.setattr(threading_module.Thread, "start", start)
+        with pytest.raises(KeyboardInterrupt):
+            it.start()
+        monkeypatch.undo()
+    assert len(started) == 1 and repr(it) == "<SessionIterator closed, 0 steps>"
+
+
+@pytest.mark.parametrize("options, error, message", [
+    ({"timeout": 0}, ValueError, "SessionIterator: timeout must be a number of seconds >= "
+                                 "0.001 or None, got 0"),
+    ({"timeout": "5"}, ValueError, "SessionIterator: timeout must be a number of seconds"),
+    ({"join_timeout": -1}, ValueError, "SessionIterator: join_timeout must be a number of "
+                                       "seconds >= 0, got -1"),
+    ({"config": "x"}, TypeError, "SessionIterator: config must be a tf.compat.v1.ConfigProto "
+                                 "or None, got str"),
+])
+def test_odd_arguments_are_refused_naming_them(options, error, message):
+    with tc.legacy_graph():
+        with pytest.raises(error) as excinfo:
+            tc.SessionIterator(starved(), **options)
+    assert str(excinfo.value).startswith(message)
+
+
+@pytest.mark.parametrize("fetches", [[], {}, {"a": []}])
+def test_fetches_without_a_tensor_are_refused(fetches):
+    with pytest.raises(ValueError, match="holds no tensor; .*would yield empty values forever"):
+        tc.SessionIterator(fetches)

@@ -412,15 +412,20 @@ def main(argv=None):
 
     Like any Unix tool it ends quietly when its reader goes away
     (``tf1compat inspect ... | head -1``): exit status 141 (SIGPIPE), no traceback.
+    An error the user can act on (a tf1compat error, or the system's: a missing or
+    unwritable path, a full disk) is one line on stderr and exit status 2.
     """
+    from tf1compat.errors import Tf1CompatError
+    command = "tf1compat"
     try:
         try:
             args = build_parser().parse_args(argv)
+            command = f"tf1compat {args.command}"
             return args.handler(args)
         finally:
             sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
     except KeyboardInterrupt:
-        print("tf1compat: interrupted", file=sys.stderr)
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # Python flushes stdout again at exit: point it at /dev/null first.
@@ -428,3 +433,6 @@ def main(argv=None):
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return 128 + signal.SIGPIPE
+    except (Tf1CompatError, OSError) as e:
+        print(f"{command}: error: {e}", file=sys.stderr)
+        return 2

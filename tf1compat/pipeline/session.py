@@ -13,6 +13,7 @@ thread TensorFlow cannot cancel (a reader stuck opening a FIFO) is reported
 with a warning instead of making ``close()`` wait for it forever.
 """
 
+import numbers
 import queue
 import threading
 import time
@@ -58,6 +59,23 @@ def _files_read_by_runner(runner):
         else:
             ops.extend(tensor.op for tensor in op.inputs)
     return list(dict.fromkeys(files))
+
+
+def _check_arguments(fetches, config, timeout, join_timeout):
+    if not tf.nest.flatten(fetches):
+        raise ValueError(f"SessionIterator: fetches {fetches!r} holds no tensor; expected a "
+                         "tensor, or a dict / list / tuple of tensors (an empty one would "
+                         "yield empty values forever)")
+    if config is not None and not isinstance(config, v1.ConfigProto):
+        raise TypeError(f"SessionIterator: config must be a tf.compat.v1.ConfigProto or None, "
+                        f"got {type(config).__name__}")
+    for name, value, least in (("timeout", timeout, 0.001), ("join_timeout", join_timeout, 0)):
+        if value is None and name == "timeout":
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not least <= value < float("inf"):
+            raise ValueError(f"SessionIterator: {name} must be a number of seconds >= {least}"
+                             f"{' or None' if name == 'timeout' else ''}, got {value!r}")
 
 
 class _StepThread:
@@ -115,7 +133,8 @@ class _Running:
         # thread that was stuck would be raised in that thread as a traceback.
         deadline = time.monotonic() + join_timeout
         for _, thread in self.runner_threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.ident is not None:  # started
+                thread.join(max(0.0, deadline - time.monotonic()))
         self.step_thread.stop()
         stuck = [(runner, thread) for runner, thread in self.runner_threads
                  if thread.is_alive()]
@@ -162,6 +181,7 @@ class SessionIterator:
     """
 
     def __init__(self, fetches, *, graph=None, config=None, timeout=None, join_timeout=5.0):
+        _check_arguments(fetches, config, timeout, join_timeout)
         self._fetches = fetches
         self._graph = _graph_of(fetches) if graph is None else graph
         self._config = config
@@ -207,23 +227,27 @@ class SessionIterator:
             session.close()
             raise
         coordinator = v1.train.Coordinator()
-        runner_threads = self._start_queue_runners(session, coordinator)
+        runner_threads = self._queue_runner_threads(session, coordinator)
         step_thread = _StepThread(f"{_THREAD_PREFIX}step")
         self._running = _Running(session, coordinator, runner_threads, step_thread)
         self._finalizer = weakref.finalize(self, self._running.shutdown, self._join_timeout)
         self._step = step
+        try:  # owned before they start: Ctrl-C while starting them still stops them
+            for _, thread in runner_threads:
+                thread.start()
+        except BaseException:
+            self.close()
+            raise
         return self
 
-    def _start_queue_runners(self, session, coordinator):
-        """Start every queue runner's threads; returns ``[(runner, thread)]``."""
+    def _queue_runner_threads(self, session, coordinator):
+        """Every queue runner's threads, not started yet: ``[(runner, thread)]``."""
         runner_threads = []
         for runner in self._graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
             created = runner.create_threads(session, coord=coordinator, daemon=True, start=False)
             for index, thread in enumerate(created):
                 thread.name = f"{_THREAD_PREFIX}{runner.name}-{index}"
                 runner_threads.append((runner, thread))
-        for _, thread in runner_threads:
-            thread.start()
         return runner_threads
 
     def close(self):

@@ -15,6 +15,7 @@ plain files are file offsets.
 
 import collections.abc
 import contextlib
+import errno
 import functools
 import io
 import itertools
@@ -22,6 +23,7 @@ import os
 import struct
 import sys
 import uuid
+import weakref
 import zlib
 from dataclasses import dataclass
 
@@ -340,6 +342,15 @@ def _open_record_stream(path, compression, on_read=None):
                     yield _Cursor(stream), file_bytes, compression
 
 
+def _compression_hint(head):
+    """For a file read as plain whose first header is bad: a hint when it looks
+    compressed."""
+    kind = _compression_of_head(head)
+    if kind is None:
+        return ""
+    return f"; the file looks {kind}-compressed: pass compression={kind!r} (or 'auto')"
+
+
 class RecordIterator:
     """Iterator over the records of one TFRecord file; ``iter_records`` makes it.
 
@@ -400,7 +411,10 @@ class RecordIterator:
                         return
                     data = _read_frame(cursor, header, verify)
                 except _FrameError as e:
-                    error = CorruptRecordError(self.path, index, start, e.reason)
+                    reason = e.reason
+                    if start == 0 and e.recovery == "resync" and not compression:
+                        reason += _compression_hint(header)
+                    error = CorruptRecordError(self.path, index, start, reason)
                     if on_error == "raise":
                         raise error from None
                     self.skipped.append(error)
@@ -481,10 +495,11 @@ class TFRecordWriter:
     """Writes records to ``path`` atomically, byte-identical to ``tf.io.TFRecordWriter``.
 
     Records go to a hidden temporary file in the same directory, renamed onto ``path``
-    by :meth:`close`; an exception inside the ``with`` block (or :meth:`abort`)
-    deletes it, so ``path`` only ever holds a complete file (a writer neither closed
-    nor aborted leaves its temporary file behind). ``compression`` is None, "GZIP" or
-    "ZLIB". ``count`` is the number of records written.
+    by :meth:`close`; an exception inside the ``with`` block, :meth:`abort`, or the
+    writer being garbage collected (or the interpreter exiting) unclosed deletes it,
+    so ``path`` only ever holds a complete file. A directory, FIFO or device at
+    ``path`` is refused up front. ``compression`` is None, "GZIP" or "ZLIB".
+    ``count`` is the number of records written.
     """
 
     def __init__(self, path, compression=None):
@@ -492,8 +507,10 @@ class TFRecordWriter:
         self.path = _checked_path(path, "path")
         self._final_path = os.fsdecode(self.path)  # str and bytes do not mix in os.replace
         directory, name = os.path.split(os.path.abspath(self._final_path))
+        _check_writable_target(self._final_path, directory)
         self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
         self._file = open(self._tmp_path, "xb", buffering=_CHUNK)
+        self._discard = weakref.finalize(self, _discard, self._file, self._tmp_path)
         self._compressor = (zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED,
                                              _WBITS[compression], _ZLIB_MEM_LEVEL)
                             if compression else None)
@@ -526,6 +543,7 @@ class TFRecordWriter:
             os.fsync(self._file.fileno())
             self._file.close()
             os.replace(self._tmp_path, self._final_path)
+            self._discard.detach()
         except BaseException:
             self.abort()
             raise
@@ -533,13 +551,7 @@ class TFRecordWriter:
     def abort(self):
         """Discard everything written; ``path`` is left untouched. The temporary file is
         removed even when closing it fails (a full disk refusing the buffered bytes)."""
-        try:
-            self._file.close()
-        except OSError:
-            pass  # flushing what is being discarded failed (EFBIG, ENOSPC): drop it
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(self._tmp_path)
+        self._discard()
 
     def __enter__(self):
         return self
@@ -549,6 +561,32 @@ class TFRecordWriter:
             self.close()
         else:
             self.abort()
+
+
+def _discard(file, tmp_path):
+    """Close ``file`` and remove it; what is being discarded may fail to flush."""
+    try:
+        file.close()
+    except OSError:
+        pass  # flushing what is being discarded failed (EFBIG, ENOSPC): drop it
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp_path)
+
+
+def _check_writable_target(path, directory):
+    """Refuse, before anything is written, a target the final rename cannot replace
+    or should not (a FIFO or device would be swapped for a regular file)."""
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, f"directory {display_path(directory)!s} does "
+                                "not exist (TFRecordWriter creates files, not folders)", path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "a directory, where TFRecordWriter would "
+                                "write a file", path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ValueError(f"path: {display_path(path)} is not a regular file (a FIFO or a "
+                         "device?); TFRecordWriter writes a file under a temporary name and "
+                         "renames it onto path, which would replace the FIFO or device")
 
 
 def write_records(path, records, compression=None):
