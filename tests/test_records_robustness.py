@@ -342,3 +342,26 @@ def test_a_compressed_file_read_as_plain_gets_a_hint(tmp_path, records):
                        r"the file looks GZIP-compressed: pass compression='GZIP' \(or 'auto'\)"):
         tfrecord.count_records(path)
     assert tfrecord.count_records(path, compression="auto") == 20
+
+
+@pytest.mark.timeout(60)
+def test_the_next_writer_removes_what_a_killed_writer_left(tmp_path):
+    target = tmp_path / "train.tfrecord"
+    script = ("import sys, time; from tf1compat import tfrecord\n"
+              "w = tfrecord.TFRecordWriter(sys.argv[1]); w.write(b'x' * 100)\n"
+              "print('writing', flush=True); time.sleep(60)\n")
+    process = subprocess.Popen([sys.executable, "-c", script, str(target)],
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline() == "writing\n"
+    process.kill()  # SIGKILL: no cleanup runs
+    process.wait(30)
+    left = list(tmp_path.iterdir())
+    assert len(left) == 1 and left[0].name.startswith(".train.tfrecord.")
+    live = tfrecord.TFRecordWriter(target)  # a live writer's file is kept
+    with tfrecord.TFRecordWriter(target) as writer:
+        names = {p.name for p in tmp_path.iterdir()}  # the two live writers' files only
+        assert left[0].name not in names and len(names) == 2
+        writer.write(b"y")
+    live.abort()
+    assert [p.name for p in tmp_path.iterdir()] == ["train.tfrecord"]
+    assert list(tfrecord.iter_records(target)) == [b"y"]

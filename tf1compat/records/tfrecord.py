@@ -16,6 +16,7 @@ plain files are file offsets.
 import collections.abc
 import contextlib
 import errno
+import fcntl
 import functools
 import io
 import itertools
@@ -497,9 +498,11 @@ class TFRecordWriter:
     Records go to a hidden temporary file in the same directory, renamed onto ``path``
     by :meth:`close`; an exception inside the ``with`` block, :meth:`abort`, or the
     writer being garbage collected (or the interpreter exiting) unclosed deletes it,
-    so ``path`` only ever holds a complete file. A directory, FIFO or device at
-    ``path`` is refused up front. ``compression`` is None, "GZIP" or "ZLIB".
-    ``count`` is the number of records written.
+    so ``path`` only ever holds a complete file. The temporary file stays locked
+    while its writer lives; one left by a killed process (SIGKILL, power loss) is
+    unlocked, and the next writer of the same ``path`` removes it. A directory,
+    FIFO or device at ``path`` is refused up front. ``compression`` is None,
+    "GZIP" or "ZLIB". ``count`` is the number of records written.
     """
 
     def __init__(self, path, compression=None):
@@ -511,6 +514,8 @@ class TFRecordWriter:
         self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
         self._file = open(self._tmp_path, "xb", buffering=_CHUNK)
         self._discard = weakref.finalize(self, _discard, self._file, self._tmp_path)
+        fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _remove_stale_temporaries(directory, name, self._tmp_path)
         self._compressor = (zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED,
                                              _WBITS[compression], _ZLIB_MEM_LEVEL)
                             if compression else None)
@@ -541,9 +546,9 @@ class TFRecordWriter:
                 self._file.write(self._compressor.flush())
             self._file.flush()
             os.fsync(self._file.fileno())
-            self._file.close()
-            os.replace(self._tmp_path, self._final_path)
+            os.replace(self._tmp_path, self._final_path)  # still locked: not stale
             self._discard.detach()
+            self._file.close()
         except BaseException:
             self.abort()
             raise
@@ -572,6 +577,22 @@ def _discard(file, tmp_path):
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp_path)
+
+
+def _remove_stale_temporaries(directory, name, own):
+    """Remove the temporary files of ``name`` whose writer died: no lock is held on them."""
+    prefix = f".{name}."
+    with os.scandir(directory) as entries:
+        stale = [entry.path for entry in entries if entry.name.startswith(prefix)
+                 and entry.name.endswith(".tmp") and len(entry.name) == len(prefix) + 16
+                 and entry.path != own]
+    for path in stale:
+        try:
+            with open(path, "rb") as file:
+                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                os.remove(path)
+        except OSError:  # locked by a live writer, or already gone
+            continue
 
 
 def _check_writable_target(path, directory):
