@@ -514,7 +514,8 @@ class TFRecordWriter:
         self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
         self._file = open(self._tmp_path, "xb", buffering=_CHUNK)
         self._discard = weakref.finalize(self, _discard, self._file, self._tmp_path)
-        fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with contextlib.suppress(OSError):  # a file system without locks: nothing is
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # removed either
         _remove_stale_temporaries(directory, name, self._tmp_path)
         self._compressor = (zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED,
                                              _WBITS[compression], _ZLIB_MEM_LEVEL)
