@@ -365,3 +365,13 @@ def test_the_next_writer_removes_what_a_killed_writer_left(tmp_path):
     live.abort()
     assert [p.name for p in tmp_path.iterdir()] == ["train.tfrecord"]
     assert list(tfrecord.iter_records(target)) == [b"y"]
+
+
+def test_progress_hears_of_every_byte_read_also_while_searching(tmp_path, rng):
+    path = tmp_path / "stray.bin"
+    path.write_bytes(rng.bytes(3 << 20))  # no record at all: one long search
+    heard = []
+    with tfrecord.RecordIterator(path, on_error="skip", on_read=heard.append) as records:
+        assert list(records) == []
+    assert sum(heard) == 3 << 20 and len(heard) >= 3  # chunk by chunk, for a progress bar
+    assert len(records.skipped) == 1
