@@ -434,6 +434,20 @@ def test_a_queue_read_by_two_dequeues_is_refused(tfrecords):
     assert "also read by 'second_clone'" in error.reason
 
 
+def test_sparse_tensors_through_a_batch_are_refused(tfrecords):
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(tc.string_input_producer(tfrecords, num_epochs=1))
+        example = tf.io.parse_single_example(value, {
+            "x": tf.io.VarLenFeature(tf.float32), "id": tf.io.FixedLenFeature([], tf.int64)})
+        batch = tc.batch(example, 3)
+        error = lowering_error(batch)
+        assert error.op == batch["x"].values.op.name
+        assert "a SparseTensor through a batching queue" in error.reason
+        assert "make it dense before batching" in error.reason
+        error = lowering_error(batch["id"])        # tied to the sparse part by the queue
+    assert error.op_type == "TakeManySparseFromTensorsMap"
+
+
 def test_read_up_to_is_refused(tfrecords):
     with tc.legacy_graph():
         queue = tc.string_input_producer(tfrecords, num_epochs=1)

@@ -17,9 +17,14 @@ other op using a stateful resource (tables, queues, readers).
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
 
-__all__ = ["GraphFunction", "trace_function"]
+__all__ = ["GraphFunction", "trace_function", "check_fetch"]
 
 _PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2"})
+# How tf.train.batch & co. carry a SparseTensor through a queue: handles into a map.
+_SPARSE_MAPS = frozenset({"AddSparseToTensorsMap", "AddManySparseToTensorsMap",
+                          "TakeManySparseFromTensorsMap"})
+_SPARSE_REASON = ("a SparseTensor through a batching queue (e.g. a VarLenFeature) is not "
+                  "lowered; make it dense before batching (tf.sparse.to_dense)")
 _VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp", "TemporaryVariable"})
 # Ops that only pass values on or hold constants: not worth naming in a plan.
 _PLUMBING = frozenset({"Const", "Identity", "IdentityN", "NoOp", "StopGradient"})
@@ -39,6 +44,8 @@ def _check_op(op):
         raise LoweringError(
             op.name, op.type, "a placeholder: queue-runner threads never feed it (the queue "
             "pipeline fails here too); use a constant or tf.compat.v1.placeholder_with_default")
+    if op.type in _SPARSE_MAPS:
+        raise LoweringError(op.name, op.type, _SPARSE_REASON)
     if op.type in _VARIABLES:
         raise LoweringError(
             op.name, op.type, "a variable in the per-example path: a tf.data function would "
@@ -50,6 +57,12 @@ def _check_op(op):
                 source.name, source.type, f"a stateful resource used by op '{op.name}' "
                 f"({op.type}) in the per-example path; only stateless ops and random ops "
                 "can be carried into tf.data")
+
+
+def check_fetch(fetch):
+    """Raise LoweringError for a fetch that is not a plain tensor (a SparseTensor)."""
+    if isinstance(fetch, tf.SparseTensor):
+        raise LoweringError(fetch.values.op.name, fetch.values.op.type, _SPARSE_REASON)
 
 
 def trace_function(graph_def, outputs, is_stop=lambda op: False):

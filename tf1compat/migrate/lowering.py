@@ -15,6 +15,7 @@ op: the lowering never builds a silently different pipeline.
 import concurrent.futures
 
 from tf1compat._tf import tf, v1
+from tf1compat.migrate.graph_function import check_fetch
 from tf1compat.migrate.lowering_graph import GraphReader
 from tf1compat.migrate.lowering_plan import Batch, Prefetch
 from tf1compat.migrate.lowering_vectorize import vectorize
@@ -25,8 +26,10 @@ __all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "des
 
 
 def is_graph_fetches(value):
-    """Whether ``value`` is a (nested) structure of graph tensors: a pipeline's fetches."""
+    """Whether ``value`` is a (nested) structure of graph tensors (or SparseTensors of
+    them): a pipeline's fetches."""
     leaves = tf.nest.flatten(value)
+    leaves = [leaf.values if isinstance(leaf, tf.SparseTensor) else leaf for leaf in leaves]
     return bool(leaves) and all(isinstance(leaf, tf.Tensor) and not hasattr(leaf, "numpy")
                                 for leaf in leaves)
 
@@ -80,9 +83,12 @@ class Lowering:
 def lower(fetches):
     """Read the queue pipeline behind ``fetches``; returns a :class:`Lowering`.
 
-    Raises :class:`~tf1compat.errors.LoweringError` for what cannot be lowered,
-    ``TypeError`` when ``fetches`` are not graph tensors of one graph.
+    Raises :class:`~tf1compat.errors.LoweringError` for what cannot be lowered (also
+    a SparseTensor among the fetches), ``TypeError`` when ``fetches`` are not graph
+    tensors of one graph.
     """
+    for fetch in tf.nest.flatten(fetches):
+        check_fetch(fetch)
     if not is_graph_fetches(fetches):
         raise TypeError("lowering needs fetches: a graph tensor, or a tuple, list or dict of "
                         f"graph tensors built in a legacy_graph(); got {type(fetches).__name__}")
