@@ -120,6 +120,50 @@ def test_batch_join_of_readers_interleaves_equal_as_multisets(tfrecords):
         assert_equal_to_own_lowering(batch, ordered=False, count=21)
 
 
+def test_tf_compat_v1_shuffle_batch_join_and_input_producer(tfrecords):
+    with tc.legacy_graph(seed=2):
+        queue = v1.train.string_input_producer(tfrecords, num_epochs=1)
+        examples = [tf.io.parse_single_example(v1.TFRecordReader().read(queue)[1], FEATURES)
+                    for _ in range(2)]
+        batch = v1.train.shuffle_batch_join(examples, 4, capacity=20, min_after_dequeue=6,
+                                            allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch)
+        assert "interleave(2 readers: TFRecordDataset -> map(" in plan
+        assert "-> shuffle(buffer 6, graph seed 2, op seed " in plan
+        assert_equal_to_own_lowering(batch, ordered=False, count=21)
+
+        rows = v1.train.input_producer(np.arange(12).reshape(6, 2), num_epochs=2, shuffle=False)
+        batch = v1.train.batch([rows.dequeue() * 3], 5, allow_smaller_final_batch=True)
+        assert tc.describe_lowering(batch).startswith("6 values, 2 epochs, in order -> batch(5")
+        assert_equal_to_own_lowering(batch, ordered=True, count=12)
+
+
+def test_enqueue_many_dynamic_pad_and_separate_producers(tmp_path, tfrecords):
+    lines = tmp_path / "lines.txt"
+    lines.write_text("".join("ab" * (i % 4) + "\n" for i in range(9)))
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(tc.string_input_producer(tfrecords, num_epochs=1,
+                                                                    shuffle=False))
+        x = tf.io.parse_single_example(value, FEATURES)["x"]
+        pairs = tf.stack([x, x * 2.0])                    # two rows per record
+        batch = tc.batch(pairs, 5, enqueue_many=True, allow_smaller_final_batch=True)
+        assert "-> unbatch -> batch(5, keep remainder)" in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=42)
+
+        _, line = tc.TextLineReader().read(tc.string_input_producer([str(lines)], num_epochs=1,
+                                                                    shuffle=False))
+        padded = tc.batch(tf.io.decode_raw(line, tf.uint8), 4, dynamic_pad=True,
+                          allow_smaller_final_batch=True)
+        assert "padded_batch(4, keep remainder)" in tc.describe_lowering(padded)
+        assert_equal_to_own_lowering(padded, ordered=True, count=9)
+
+        first = parsed(tfrecords[:1])[1]
+        second = parsed(tfrecords[1:])[1]
+        joined = tc.batch_join([first, second], 4, allow_smaller_final_batch=True)
+        assert tc.describe_lowering(joined).startswith("round-robin(1 file, 1 epoch, in order")
+        assert_equal_to_own_lowering(joined, ordered=False, count=21)
+
+
 def test_reader_key_used_downstream(tfrecords):
     with tc.legacy_graph():
         key, example = parsed(tfrecords)
