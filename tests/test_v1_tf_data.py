@@ -18,23 +18,9 @@ from tf1compat.records.tfrecord import iter_records, write_records
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
-# A classic program: TFRecordReader + parse_single_example + tf.train.batch, a
-# Session, a Coordinator and start_queue_runners; prints what it reads and how many
-# queue-runner threads ran.
-CLASSIC = """
-    import sys
-    import threading
-    import numpy as np
-    import tensorflow as tf
-
-    files = sys.argv[1:]
-    queue = tf.train.string_input_producer(files, num_epochs=2, shuffle=True, seed=3)
-    _, value = tf.TFRecordReader().read(queue)
-    example = tf.parse_single_example(value, {
-        "id": tf.FixedLenFeature([], tf.int64), "x": tf.FixedLenFeature([3], tf.float32)})
-    x = example["x"] * 2.0 + MEAN
-    ids, xs = tf.train.batch([example["id"], x], 4, allow_smaller_final_batch=True)
-    print("shapes", ids.shape.as_list(), xs.shape.as_list())
+# The training loop of both programs: a Session, a Coordinator, start_queue_runners;
+# prints what it reads and how many queue-runner threads ran.
+LOOP = """
     with tf.Session() as sess:
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         coord = tf.train.Coordinator()
@@ -50,6 +36,22 @@ CLASSIC = """
             coord.request_stop()
             coord.join(threads)
 """
+
+# A classic program: TFRecordReader + parse_single_example + tf.train.batch.
+CLASSIC = """
+    import sys
+    import numpy as np
+    import tensorflow as tf
+
+    files = sys.argv[1:]
+    queue = tf.train.string_input_producer(files, num_epochs=2, shuffle=True, seed=3)
+    _, value = tf.TFRecordReader().read(queue)
+    example = tf.parse_single_example(value, {
+        "id": tf.FixedLenFeature([], tf.int64), "x": tf.FixedLenFeature([3], tf.float32)})
+    x = example["x"] * 2.0 + MEAN
+    ids, xs = tf.train.batch([example["id"], x], 4, allow_smaller_final_batch=True)
+    print("shapes", ids.shape.as_list(), xs.shape.as_list())
+""" + LOOP
 
 # slim's data layer: DatasetDataProvider + tf.train.batch + slim's prefetch_queue.
 SLIM = """
@@ -68,20 +70,7 @@ SLIM = """
     example_id, x = provider.get(["id", "x"])
     batch = tf.train.batch([example_id, x], 5, allow_smaller_final_batch=True)
     ids, xs = slim.prefetch_queue.prefetch_queue(batch, dynamic_pad=True).dequeue()
-    with tf.Session() as sess:
-        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(sess, coord)
-        print("runner threads", len(threads))
-        try:
-            while True:
-                batch_ids, batch_xs = sess.run([ids, xs])
-                print("batch", batch_ids.tolist(), np.round(batch_xs, 4).tolist())
-        except tf.errors.OutOfRangeError:
-            print("end of data")
-        coord.request_stop()
-        coord.join(threads)
-"""
+""" + LOOP
 
 
 @pytest.fixture
