@@ -2,6 +2,7 @@
 (each in its own process), and what they write or print is checked against their input."""
 
 import collections
+import concurrent.futures
 import math
 import os
 import pathlib
@@ -26,7 +27,7 @@ def run_legacy(program, *args, cwd):
     """Run examples/legacy/PROGRAM with ARGS through `python -m tf1compat run`; its stdout."""
     result = subprocess.run([sys.executable, "-m", "tf1compat", "run", str(LEGACY / program),
                              *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                            timeout=240)
+                            timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 
@@ -35,11 +36,9 @@ def read_examples(paths):
     return [example_to_dict(record) for path in paths for record in iter_records(path)]
 
 
-@pytest.fixture(scope="module")
-def cifar_dir(tmp_path_factory):
+def write_cifar_batches(folder, rng):
     """Five CIFAR-10 binary batches of 12 seeded records each."""
-    folder = tmp_path_factory.mktemp("cifar-10-batches-bin")
-    rng = np.random.default_rng(7)
+    folder.mkdir()
     for index in range(1, 6):
         records = rng.integers(0, 256, size=(12, CIFAR_RECORD), dtype=np.uint8)
         records[:, 0] %= 10
@@ -47,51 +46,24 @@ def cifar_dir(tmp_path_factory):
     return folder
 
 
-@pytest.mark.timeout(240)
-def test_cifar10_to_tfrecord_writes_every_source_record(cifar_dir, tmp_path):
-    output = tmp_path / "cifar10_train.tfrecord"
-    stdout = run_legacy("cifar10_to_tfrecord.py", f"--data_dir={cifar_dir}",
-                        f"--output={output}", cwd=tmp_path)
-    assert stdout.splitlines()[-1] == f"wrote 60 records to {output}"
-    examples = read_examples([output])
-    expected = [(path, index, row) for path in sorted(cifar_dir.glob("data_batch_*.bin"))
-                for index, row in enumerate(np.fromfile(path, np.uint8).reshape(-1,
-                                                                                CIFAR_RECORD))]
-    assert len(examples) == len(expected) == 60
-    for example, (path, index, row) in zip(examples, expected, strict=True):
-        assert example["image/class/label"].tolist() == [row[0]]
-        assert example["image/raw"][0] == row[1:].reshape(3, 32, 32).transpose(1, 2, 0).tobytes()
-        assert example["key"][0] == f"{path}:{index}".encode()
-
-
-@pytest.mark.timeout(240)
-def test_whole_file_images_prints_each_image_mean(tmp_path, rng):
+def write_images(folder, rng):
+    folder.mkdir()
     images = [rng.integers(0, 256, size=(5 + i, 7, 3), dtype=np.uint8) for i in range(5)]
     for index, image in enumerate(images):
-        (tmp_path / f"photo-{index}.png").write_bytes(encode_png(image[None])[0])
-    stdout = run_legacy("whole_file_images.py", f"--image_dir={tmp_path}", "--size=4",
-                        cwd=tmp_path)
-    lines = [line.split(" ", 2) for line in stdout.splitlines()]
-    assert [name for name, _, _ in lines] == [f"photo-{i}.png" for i in range(5)]
-    assert [float(mean) for _, mean, _ in lines] == pytest.approx(
-        [image.mean() for image in images], abs=1e-6)
-    assert {shape for _, _, shape in lines} == {"(4, 4, 3)"}
+        (folder / f"photo-{index}.png").write_bytes(encode_png(image[None])[0])
+    return images
 
 
-@pytest.mark.timeout(240)
-def test_csv_rows_reads_every_row_once(tmp_path, rng):
+def write_csv_parts(folder, rng):
+    folder.mkdir()
     rows = []
     for part in range(3):
         values = [(part * 1000 + i, round(float(rng.random()), 2), int(rng.integers(0, 5)))
                   for i in range(int(rng.integers(5, 30)))]
         rows += values
         lines = ["id,weight,label"] + [f"{a},{b:.2f},{c}" for a, b, c in values]
-        (tmp_path / f"part-{part}.csv").write_text("\n".join(lines) + "\n")
-    stdout = run_legacy("csv_rows.py", f"--csv={tmp_path}/*.csv", "--batch_size=7",
-                        cwd=tmp_path)
-    ids, weights, labels = zip(*rows, strict=True)
-    assert stdout.split() == ["rows", str(len(rows)), "id_sum", str(sum(ids)), "weight_sum",
-                              f"{sum(weights):.2f}", "label_sum", str(sum(labels))]
+        (folder / f"part-{part}.csv").write_text("\n".join(lines) + "\n")
+    return rows
 
 
 def write_class_folders(folder, rng, per_class=8):
@@ -108,12 +80,92 @@ def write_class_folders(folder, rng, per_class=8):
     return sources
 
 
-@pytest.mark.timeout(600)
-def test_slim_programs_convert_read_train_and_evaluate(tmp_path, rng):
-    sources = write_class_folders(tmp_path / "photos", rng)
-    data = tmp_path / "records"
-    run_legacy("build_image_records.py", f"--image_dir={tmp_path / 'photos'}",
-               f"--output_dir={data}", "--validation_count=4", cwd=tmp_path)
+def run_slim_chain(work):
+    """build_image_records -> slim_batches -> slim_train -> slim_eval, in order."""
+    data, train_dir = work / "records", work / "train"
+    return {
+        "build": run_legacy("build_image_records.py", f"--image_dir={work / 'photos'}",
+                            f"--output_dir={data}", "--validation_count=4", cwd=work),
+        "batches": run_legacy("slim_batches.py", f"--dataset_dir={data}", cwd=work),
+        "train": run_legacy("slim_train.py", f"--dataset_dir={data}",
+                            f"--train_dir={train_dir}", "--max_number_of_steps=8", cwd=work),
+        "eval": run_legacy("slim_eval.py", f"--dataset_dir={data}",
+                           f"--checkpoint_path={train_dir}", f"--eval_dir={work / 'eval'}",
+                           cwd=work),
+    }
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory):
+    """Every program's run, two at a time in the background from the module's first
+    test on (they are independent processes; CI has two cores). Maps a name to
+    ``(its folder, what the test checks against, a future of its output)``."""
+    rng = np.random.default_rng(7)
+    work = {name: tmp_path_factory.mktemp(name) for name in (
+        "cifar", "images", "csv", "slim", "tutorial")}
+    cifar_dir = write_cifar_batches(work["cifar"] / "cifar-10-batches-bin", rng)
+    images = write_images(work["images"] / "photos", rng)
+    rows = write_csv_parts(work["csv"] / "rows", rng)
+    sources = write_class_folders(work["slim"] / "photos", rng)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        yield {
+            "slim": (work["slim"], sources, pool.submit(run_slim_chain, work["slim"])),
+            "cifar": (work["cifar"], cifar_dir, pool.submit(
+                run_legacy, "cifar10_to_tfrecord.py", f"--data_dir={cifar_dir}",
+                f"--output={work['cifar'] / 'cifar10_train.tfrecord'}", cwd=work["cifar"])),
+            "images": (work["images"], images, pool.submit(
+                run_legacy, "whole_file_images.py", f"--image_dir={work['images'] / 'photos'}",
+                "--size=4", cwd=work["images"])),
+            "csv": (work["csv"], rows, pool.submit(
+                run_legacy, "csv_rows.py", f"--csv={work['csv'] / 'rows'}/*.csv",
+                "--batch_size=7", cwd=work["csv"])),
+            "tutorial": (work["tutorial"], cifar_dir, pool.submit(
+                run_legacy, "cifar10_tutorial/cifar10_train.py", f"--data_dir={cifar_dir}",
+                f"--train_dir={work['tutorial'] / 'cifar10_train'}", "--max_steps=10",
+                "--log_frequency=3", cwd=work["tutorial"])),
+        }
+
+
+@pytest.mark.timeout(900)
+def test_cifar10_to_tfrecord_writes_every_source_record(started):
+    work, cifar_dir, run = started["cifar"]
+    output = work / "cifar10_train.tfrecord"
+    assert run.result().splitlines()[-1] == f"wrote 60 records to {output}"
+    examples = read_examples([output])
+    expected = [(path, index, row) for path in sorted(cifar_dir.glob("data_batch_*.bin"))
+                for index, row in enumerate(np.fromfile(path, np.uint8).reshape(-1,
+                                                                                CIFAR_RECORD))]
+    assert len(examples) == len(expected) == 60
+    for example, (path, index, row) in zip(examples, expected, strict=True):
+        assert example["image/class/label"].tolist() == [row[0]]
+        assert example["image/raw"][0] == row[1:].reshape(3, 32, 32).transpose(1, 2, 0).tobytes()
+        assert example["key"][0] == f"{path}:{index}".encode()
+
+
+@pytest.mark.timeout(900)
+def test_whole_file_images_prints_each_image_mean(started):
+    _, images, run = started["images"]
+    lines = [line.split(" ", 2) for line in run.result().splitlines()]
+    assert [name for name, _, _ in lines] == [f"photo-{i}.png" for i in range(5)]
+    assert [float(mean) for _, mean, _ in lines] == pytest.approx(
+        [image.mean() for image in images], abs=1e-6)
+    assert {shape for _, _, shape in lines} == {"(4, 4, 3)"}
+
+
+@pytest.mark.timeout(900)
+def test_csv_rows_reads_every_row_once(started):
+    _, rows, run = started["csv"]
+    ids, weights, labels = zip(*rows, strict=True)
+    assert run.result().split() == ["rows", str(len(rows)), "id_sum", str(sum(ids)),
+                                    "weight_sum", f"{sum(weights):.2f}", "label_sum",
+                                    str(sum(labels))]
+
+
+@pytest.mark.timeout(900)
+def test_slim_programs_convert_read_train_and_evaluate(started):
+    work, sources, run = started["slim"]
+    outputs = run.result()
+    data = work / "records"
     assert (data / "labels.txt").read_text() == "0:circle\n1:square\n2:triangle\n"
     splits = {split: read_examples(sorted(data.glob(f"shapes_{split}-*-of-00002.tfrecord")))
               for split in ("train", "validation")}
@@ -122,37 +174,27 @@ def test_slim_programs_convert_read_train_and_evaluate(tmp_path, rng):
     assert written == sources  # every image once, file bytes kept, right class
     assert (len(splits["train"]), len(splits["validation"])) == (20, 4)
 
-    stdout = run_legacy("slim_batches.py", f"--dataset_dir={data}", cwd=tmp_path)
     train_counts = collections.Counter(int(e["image/class/label"][0]) for e in splits["train"])
-    assert stdout.splitlines() == ["read 20 of 20 images, shape (16, 16, 3)"] + [
+    assert outputs["batches"].splitlines() == ["read 20 of 20 images, shape (16, 16, 3)"] + [
         f"{name} {train_counts[i]}" for i, name in enumerate(["circle", "square", "triangle"])
         if train_counts[i]]
 
-    train_dir = tmp_path / "train"
-    stdout = run_legacy("slim_train.py", f"--dataset_dir={data}", f"--train_dir={train_dir}",
-                        "--max_number_of_steps=8", cwd=tmp_path)
-    final_loss = float(stdout.split("final loss ")[1].split()[0])
+    final_loss = float(outputs["train"].split("final loss ")[1].split()[0])
     assert math.isfinite(final_loss) and final_loss > 0
-    assert (train_dir / "model.ckpt-8.index").is_file()
+    assert (work / "train" / "model.ckpt-8.index").is_file()
 
-    stdout = run_legacy("slim_eval.py", f"--dataset_dir={data}",
-                        f"--checkpoint_path={train_dir}", f"--eval_dir={tmp_path / 'eval'}",
-                        cwd=tmp_path)
-    metrics = dict(line.split() for line in stdout.splitlines()[-2:])
+    metrics = dict(line.split() for line in outputs["eval"].splitlines()[-2:])
     assert sorted(metrics) == ["Accuracy", "Recall_2"]
     assert all(0.0 <= float(value) <= 1.0 for value in metrics.values())
 
 
-@pytest.mark.timeout(240)
-def test_cifar10_tutorial_trains_with_monitored_training_session(cifar_dir, tmp_path):
-    train_dir = tmp_path / "cifar10_train"
-    stdout = run_legacy("cifar10_tutorial/cifar10_train.py", f"--data_dir={cifar_dir}",
-                        f"--train_dir={train_dir}", "--max_steps=10", "--log_frequency=3",
-                        cwd=tmp_path)
-    losses = [float(line.split("loss = ")[1].split()[0]) for line in stdout.splitlines()
+@pytest.mark.timeout(900)
+def test_cifar10_tutorial_trains_with_monitored_training_session(started):
+    work, _, run = started["tutorial"]
+    losses = [float(line.split("loss = ")[1].split()[0]) for line in run.result().splitlines()
               if line.startswith("step ")]
     assert len(losses) == 4 and all(math.isfinite(loss) for loss in losses)
-    assert (train_dir / "model.ckpt-10.index").is_file()
+    assert (work / "cifar10_train" / "model.ckpt-10.index").is_file()
 
 
 # ------------------------------------------------------------------ tf1compat check
