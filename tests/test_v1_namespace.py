@@ -29,6 +29,9 @@ def test_tensorflow_is_compat_v1_with_the_queue_api_and_run_mode_sessions(tf1):
     from tf1compat.v1 import queue_runtime
     assert tf1.app is v1.app and tf1.flags is v1.flags and tf1.python_io is v1.python_io
     assert tf1.placeholder is v1.placeholder and tf1.__version__ == tf.__version__
+    # v1's API modules, not TensorFlow's internal packages of the same names
+    assert tf1.summary is v1.summary and tf1.distribute is v1.distribute
+    assert tf1.lite is v1.lite
     assert tf1.compat.v1 is tf1 and tf1.compat.v2.function is tf.function
     assert tf1.train.string_input_producer is tc.string_input_producer
     assert tf1.train.shuffle_batch is tc.shuffle_batch

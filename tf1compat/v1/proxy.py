@@ -3,7 +3,7 @@
 A :class:`ProxyModule` answers an attribute from, in order: its own attributes,
 ``lazy`` factories (called on first use, result kept), the replaceable
 :data:`~tf1compat.v1.queue_runtime.QUEUE_API` table (looked up on every access,
-so a replaced entry takes effect at once), ``fallback(name)`` and ``base``.
+so a replaced entry takes effect at once), ``base`` and ``fallback(name)``.
 Unsupported names are :func:`unsupported` placeholders: they import and resolve
 like anything else and raise :class:`~tf1compat.errors.UnsupportedTF1Error`
 only when called.
@@ -50,21 +50,22 @@ class ProxyModule(types.ModuleType):
             return value
         if table is not None and prefix + name in table:
             return table[prefix + name]
+        reason = ""
+        if base is not None and name != "__getattr__":
+            try:
+                value = getattr(base, name)
+            except AttributeError as e:
+                reason = f" (tf1compat run mode: {e})"
+            else:
+                setattr(self, name, value)
+                return value
         if fallback is not None and not name.startswith("__"):
             value = fallback(name)
             if value is not None:
                 setattr(self, name, value)
                 return value
-        if base is not None and name != "__getattr__":
-            try:
-                value = getattr(base, name)
-            except AttributeError as e:
-                raise AttributeError(
-                    f"module {tf1_name(self.__name__)!r} has no attribute {name!r} "
-                    f"(tf1compat run mode: {e})") from None
-            setattr(self, name, value)
-            return value
-        raise AttributeError(f"module {tf1_name(self.__name__)!r} has no attribute {name!r}")
+        raise AttributeError(
+            f"module {tf1_name(self.__name__)!r} has no attribute {name!r}{reason}")
 
     def __dir__(self):
         base, lazy, table, prefix, _ = vars(self)[_STATE]
