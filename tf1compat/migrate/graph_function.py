@@ -92,10 +92,10 @@ def trace_function(graph_def, outputs, is_stop=lambda op: False):
             else:
                 pending.append(tensor.op)
         pending.extend(c for c in op.control_inputs if not is_stop(c))
-    for check in (lambda o: o.type in _PLACEHOLDERS, lambda o: o.type in _VARIABLES, None):
-        for op in sorted(ops, key=lambda o: o.name):
-            if check is None or check(op):
-                _check_op(op)
+    # Name what the user wrote: a placeholder or a variable before the ops using it.
+    for op in sorted(ops, key=lambda o: (o.type not in _PLACEHOLDERS,
+                                         o.type not in _VARIABLES, o.name)):
+        _check_op(op)
     ordered = sorted(inputs, key=lambda t: (t.op.name, t.value_index))
     return GraphFunction(graph_def, ops, ordered, list(outputs))
 

@@ -4,8 +4,8 @@ what it is, so the same plan gives the dataset and its readable description.
 A plan is a chain of steps, each holding its ``upstream`` step; a chain starts at a
 :class:`Values` (a producer's file names or slices) or, inside an
 :class:`Interleave`, at an :class:`Element` (one upstream element as a dataset).
-Elements are flat tuples of tensors. :mod:`tf1compat.migrate.lowering` reads the
-graph and assembles the steps.
+Elements are flat tuples of tensors (or one tensor).
+:mod:`tf1compat.migrate.lowering_graph` reads the graph and assembles the steps.
 """
 
 from tf1compat._tf import tf
