@@ -69,40 +69,56 @@ def _varint_values(raw, sizes):
     return tf.transpose(tf.math.segment_sum(tf.transpose(bits), segments))
 
 
-def _cut(records, layout, features):
-    """``(values, matches)``: each feature's values cut out of ``records`` (all of the
-    template's length) and, per record, whether it follows the template."""
-    template = layout.record
-    matches = [tf.equal(tf.strings.substr(records, start, end - start), template[start:end])
-               for start, end in layout.fixed_segments()]
+def _checked_bytes(layout):
+    """``(columns, masks, expected)``: a record follows the template when its bytes at
+    ``columns``, masked, equal ``expected``: every byte outside the values, and the
+    continuation bit (0x80) of every varint byte, which says where each varint ends."""
+    template = np.frombuffer(layout.record, np.uint8)
+    masks = np.full(len(template), 0xFF, np.uint8)
+    for payload in layout.payloads:
+        masks[payload.offset:payload.offset + payload.size] = 0x80 if payload.kind == "int64" else 0
+    columns = np.flatnonzero(masks)
+    return columns, masks[columns], template[columns] & masks[columns]
+
+
+def _follows(records, raw, layout):
+    """Per record: whether it has the template's length and bytes (see _checked_bytes);
+    ``raw`` is ``records`` as uint8, cut or padded to the template's length."""
+    columns, masks, expected = _checked_bytes(layout)
+    checked = tf.bitwise.bitwise_and(tf.gather(raw, columns, axis=1), masks)
+    return tf.logical_and(tf.equal(tf.strings.length(records), len(layout.record)),
+                          tf.reduce_all(tf.equal(checked, expected), axis=1))
+
+
+def _cut(records, raw, layout, features):
+    """Each feature's values cut out of ``records`` that follow the template (and
+    ``raw``, their bytes as uint8): ``substr`` for bytes, ``decode_raw`` for floats,
+    the varints' bytes for int64s."""
     parts = {}
     for payload in layout.payloads:
-        piece = tf.strings.substr(records, payload.offset, payload.size)
+        start, end = payload.offset, payload.offset + payload.size
         if payload.kind == "bytes":
-            parts.setdefault(payload.key, []).append(piece)
+            parts.setdefault(payload.key, []).append(
+                tf.strings.substr(records, start, payload.size))
         elif payload.kind == "float":
-            parts[payload.key] = [tf.io.decode_raw(piece, tf.float32)]
+            parts[payload.key] = [tf.io.decode_raw(
+                tf.strings.substr(records, start, payload.size), tf.float32)]
         else:
-            raw = tf.io.decode_raw(piece, tf.uint8)
-            continues = np.frombuffer(template, np.uint8,
-                                      payload.size, payload.offset) >= 0x80
-            matches.append(tf.reduce_all(tf.equal(raw >= 0x80, continues), axis=1))
-            parts[payload.key] = [_varint_values(raw, payload.varint_sizes)]
-    values = {key: tf.reshape(tf.stack(pieces, 1) if len(pieces) > 1 else pieces[0],
-                              [-1, *tf.TensorShape(features[key].shape).as_list()])
-              for key, pieces in parts.items()}
-    return values, tf.reduce_all(tf.stack(matches, 1), axis=1)
+            parts[payload.key] = [_varint_values(raw[:, start:end], payload.varint_sizes)]
+    return {key: tf.reshape(tf.stack(pieces, 1) if len(pieces) > 1 else pieces[0],
+                            [-1, *tf.TensorShape(features[key].shape).as_list()])
+            for key, pieces in parts.items()}
 
 
-def _stitched(records, follows, values, features, names):
-    """``values`` for the records that follow the template, ``parse_example`` for the
+def _stitched(records, raw, follows, layout, features, names):
+    """Cut values for the records that follow the template, ``parse_example`` for the
     others, back in their order."""
     good = tf.cast(tf.where(follows)[:, 0], tf.int32)
     bad = tf.cast(tf.where(tf.logical_not(follows))[:, 0], tf.int32)
+    cut = _cut(tf.gather(records, good), tf.gather(raw, good), layout, features)
     parsed = tf.io.parse_example(tf.gather(records, bad), features,
                                  example_names=tf.gather(names(), bad))
-    return {key: tf.dynamic_stitch([good, bad], [tf.gather(values[key], good), parsed[key]])
-            for key in features}
+    return {key: tf.dynamic_stitch([good, bad], [cut[key], parsed[key]]) for key in features}
 
 
 def build_example_parser(features, layout=None):
@@ -115,13 +131,10 @@ def build_example_parser(features, layout=None):
                                                           example_names=names())
 
     def parse(records, names):
-        same_length = tf.equal(tf.strings.length(records), len(layout.record))
-        # Records of another length would make substr fail: check the template instead.
-        uniform = tf.cond(tf.reduce_all(same_length), lambda: records,
-                          lambda: tf.where(same_length, records, layout.record))
-        values, matches = _cut(uniform, layout, features)
-        follows = tf.logical_and(same_length, matches)
-        return tf.cond(tf.reduce_all(follows), lambda: values,
-                       lambda: _stitched(records, follows, values, features, names))
+        # One copy of the records' bytes, which never fails: shorter ones are padded.
+        raw = tf.io.decode_raw(records, tf.uint8, fixed_length=len(layout.record))
+        follows = _follows(records, raw, layout)
+        return tf.cond(tf.reduce_all(follows), lambda: _cut(records, raw, layout, features),
+                       lambda: _stitched(records, raw, follows, layout, features, names))
 
     return parse

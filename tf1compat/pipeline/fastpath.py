@@ -103,16 +103,17 @@ def started_by_local_init(iterator):
                 use_resource=True, name="iterator_started")
 
 
-def build_batches(api, filename_queue, batch_size, make_parse, *, reader=None, num_threads=1,
-                  capacity=None, shuffle=False, min_after_dequeue=None, seed=None,
-                  allow_smaller_final_batch=False, records_per_read=None, name=None):
-    """``(batch, keys)``: the batched dict of tensors and the records' reader keys.
+def build_batches(api, filename_queue, batch_size, make_parse, *, with_keys=False, reader=None,
+                  num_threads=1, capacity=None, shuffle=False, min_after_dequeue=None,
+                  seed=None, allow_smaller_final_batch=False, records_per_read=None,
+                  name=None):
+    """``(batch, keys)``: the batched dict of tensors and, ``with_keys``, the records'
+    reader keys (else None).
 
     ``make_parse(reading)`` gets the :class:`~.record_datasets.Reading` of the
     readers and returns ``parse(records, names)``, which maps a 1-D string tensor of
     records to a dict of dense tensors, one row per record; ``names()`` gives the
     records' reader keys. The other arguments are :func:`build_record_batches`'.
-    ``keys`` is computed only when fetched.
     """
     capacity = 4 * batch_size if capacity is None and isinstance(batch_size, int) else capacity
     records_per_read = batch_size if records_per_read is None else records_per_read
@@ -125,30 +126,29 @@ def build_batches(api, filename_queue, batch_size, make_parse, *, reader=None, n
 
     @tf.autograph.experimental.do_not_convert   # graph code, and our errors unwrapped
     def parse_chunk(chunk):
-        parsed = parse(chunk["records"], lambda: reading.keys(chunk["files"], chunk["positions"]))
+        parsed = parse(chunk["records"], lambda: reading.chunk_keys(chunk))
         _check_parsed(api, parsed)
-        return parsed, {"files": chunk["files"], "positions": chunk["positions"]}
+        return (parsed, reading.chunk_keys(chunk)) if with_keys else (parsed, ())
 
     with tf.name_scope(name or "record_batches"):
         chunks = build_record_chunks(filename_queue, reading, records_per_read, len(readers))
         if shuffle:
-            chunks = chunks.unbatch().shuffle(min_after_dequeue + batch_size, seed=seed) \
-                .batch(records_per_read)
-        batches = chunks.map(parse_chunk, num_parallel_calls=num_threads)
-        if records_per_read != batch_size or not allow_smaller_final_batch:
-            batches = batches.rebatch(batch_size, drop_remainder=not allow_smaller_final_batch)
-        batches = batches.prefetch(max(2, math.ceil(capacity / batch_size)))
+            chunks = chunks.map(reading.per_record).unbatch() \
+                .shuffle(min_after_dequeue + batch_size, seed=seed).batch(records_per_read)
+        batches = chunks.map(parse_chunk, num_parallel_calls=num_threads) \
+            .rebatch(batch_size, drop_remainder=not allow_smaller_final_batch) \
+            .prefetch(max(2, math.ceil(capacity / batch_size)))
         iterator = v1.data.make_initializable_iterator(batches)
         started_by_local_init(iterator)
-        batch, key_parts = iterator.get_next()
+        batch, keys = iterator.get_next()
     size = None if allow_smaller_final_batch else batch_size
-    for tensor in [*batch.values(), *key_parts.values()]:
+    for tensor in [*batch.values(), *tf.nest.flatten(keys)]:
         tensor.set_shape(tf.TensorShape([size]).concatenate(tensor.shape[1:]))
     files = queue_files(filename_queue)
     if files is not None:
         get_next = next(iter(batch.values())).op
         _FILES_READ.setdefault(get_next.graph, {})[get_next.name] = (files, reading.compression)
-    return batch, reading.keys(key_parts["files"], key_parts["positions"])
+    return batch, keys if with_keys else None
 
 
 def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None,

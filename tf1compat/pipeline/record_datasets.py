@@ -3,12 +3,12 @@
 :func:`build_record_chunks` reads the files a producer (``string_input_producer``)
 puts in its queue, in the order it dequeues them, so epochs, file shuffling and its
 seed stay the producer's; the stream ends when the producer closes the queue. It
-yields chunks ``{"records", "files", "positions"}`` of ``chunk_size`` records (the
-last one may be smaller; chunks span files), where ``files`` and ``positions`` give
-each record's reader key, as the TF1 reader would have built it (see
-:meth:`Reading.keys`): ``file:byte offset`` for TFRecords, ``file:record number``
-for fixed-length records, ``file:line number`` for text lines, the file name for
-whole files.
+yields chunks ``{"records", "file", "start"}`` of up to ``chunk_size`` records of one
+file: the file's last chunk may be smaller. ``file`` and ``start`` (the position of
+the chunk's first record) give each record's reader key, built only when asked for
+(:meth:`Reading.chunk_keys`), as the TF1 reader builds it: ``file:byte offset`` for
+TFRecords, ``file:record number`` for fixed-length records, ``file:line number`` for
+text lines, the file name for whole files.
 """
 
 from tf1compat._tf import tf, v1
@@ -28,14 +28,31 @@ class Reading:
     def records(self, filename):
         raise NotImplementedError
 
+    def advance(self, start, records):
+        """The position after a chunk of ``records`` of one file starting at ``start``."""
+        return start + tf.shape(records, out_type=tf.int64)[0]
+
     def positions(self, start, records):
-        """``(next start, position of each record)`` for a chunk of one file."""
-        count = tf.shape(records, out_type=tf.int64)[0]
-        return start + count, start + tf.range(count, dtype=tf.int64)
+        """The position of each record of a chunk of one file starting at ``start``."""
+        return start + tf.range(tf.shape(records, out_type=tf.int64)[0], dtype=tf.int64)
 
     def keys(self, files, positions):
-        """The TF1 reader's keys of records from ``files`` at ``positions``."""
+        """The TF1 reader's keys of records from ``files`` (one or each) at ``positions``."""
         return tf.strings.join([files, tf.strings.as_string(positions)], ":")
+
+    def per_record(self, chunk):
+        """A chunk from :func:`build_record_chunks` with each record's file and position,
+        so that it can be unbatched (and shuffled)."""
+        return {"records": chunk["records"],
+                "files": tf.fill(tf.shape(chunk["records"]), chunk["file"]),
+                "positions": self.positions(chunk["start"], chunk["records"])}
+
+    def chunk_keys(self, chunk):
+        """The keys of the records of a chunk, as made by :func:`build_record_chunks`
+        or by :meth:`per_record`."""
+        if "positions" in chunk:
+            return self.keys(chunk["files"], chunk["positions"])
+        return self.keys(chunk["file"], self.positions(chunk["start"], chunk["records"]))
 
 
 class _TFRecords(Reading):
@@ -47,9 +64,16 @@ class _TFRecords(Reading):
     def records(self, filename):
         return tf.data.TFRecordDataset(filename, compression_type=self.compression)
 
+    def advance(self, start, records):
+        return start + tf.reduce_sum(_framed_sizes(records))
+
     def positions(self, start, records):
-        framed = tf.cast(tf.strings.length(records), tf.int64) + 16  # + length and 2 CRCs
-        return start + tf.reduce_sum(framed), start + tf.math.cumsum(framed, exclusive=True)
+        return start + tf.math.cumsum(_framed_sizes(records), exclusive=True)
+
+
+def _framed_sizes(records):
+    """Bytes each TFRecord takes in its (uncompressed) file: length, 2 CRCs and data."""
+    return tf.cast(tf.strings.length(records), tf.int64) + 16
 
 
 class _FixedLengthRecords(Reading):
@@ -76,8 +100,7 @@ class _TextLines(Reading):
         return tf.data.TextLineDataset(filename).skip(self.skip_header_lines)
 
     def positions(self, start, records):
-        end, numbers = super().positions(start, records)
-        return end, numbers + self.skip_header_lines + 1     # line numbers count from 1
+        return super().positions(start, records) + self.skip_header_lines + 1  # from line 1
 
 
 class _WholeFiles(Reading):
@@ -87,7 +110,7 @@ class _WholeFiles(Reading):
         return tf.data.Dataset.from_tensors(tf.io.read_file(filename))
 
     def keys(self, files, positions):
-        return files
+        return tf.broadcast_to(files, tf.shape(positions))
 
 
 def _describe(reader):
@@ -145,23 +168,20 @@ def _file_names(filename_queue):
 
 
 def build_record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
-    """Dataset of chunks ``{"records", "files", "positions"}`` of ``chunk_size`` records
-    from the files of ``filename_queue``; ``parallel_files`` files are read at once,
-    interleaved chunk by chunk in a fixed order."""
+    """Dataset of chunks ``{"records", "file", "start"}`` of up to ``chunk_size`` records
+    of one file, from the files of ``filename_queue``; ``parallel_files`` files are
+    read at once, interleaved chunk by chunk in a fixed order."""
 
     def file_chunks(filename):
-        def with_keys(start, records):
-            end, positions = reading.positions(start, records)
-            return end, {"records": records, "files": tf.fill(tf.shape(records), filename),
-                         "positions": positions}
+        def chunk(start, records):
+            return reading.advance(start, records), {"records": records, "file": filename,
+                                                     "start": start}
 
         return reading.records(filename).batch(chunk_size).scan(
-            tf.constant(0, tf.int64), with_keys)
+            tf.constant(0, tf.int64), chunk)
 
     names = _file_names(filename_queue)
     if parallel_files == 1:
-        chunks = names.flat_map(file_chunks)
-    else:
-        chunks = names.interleave(file_chunks, cycle_length=parallel_files,
-                                  num_parallel_calls=parallel_files, deterministic=True)
-    return chunks.rebatch(chunk_size)
+        return names.flat_map(file_chunks)
+    return names.interleave(file_chunks, cycle_length=parallel_files,
+                            num_parallel_calls=parallel_files, deterministic=True)

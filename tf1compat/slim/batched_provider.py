@@ -141,7 +141,7 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
             items_to_tensors, keys = fastpath.build_batches(
                 "BatchedDatasetDataProvider", filename_queue, batch_size,
                 _items_parser(filename_queue, keys_to_features, items_to_handlers),
-                reader=readers, num_threads=num_threads or num_readers,
+                with_keys=True, reader=readers, num_threads=num_threads or num_readers,
                 capacity=common_queue_capacity, shuffle=shuffle,
                 min_after_dequeue=common_queue_min if shuffle else None, seed=seed,
                 allow_smaller_final_batch=allow_smaller_final_batch,
