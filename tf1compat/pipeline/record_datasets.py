@@ -54,6 +54,18 @@ class Reading:
             return self.keys(chunk["files"], chunk["positions"])
         return self.keys(chunk["file"], self.positions(chunk["start"], chunk["records"]))
 
+    def key_parts(self, chunk, files):
+        """``(file numbers, positions)``: each record's key as two numbers, the index of
+        its file in ``files`` (all files the queue can hand out) and its position;
+        :meth:`keys` of ``tf.gather(files, numbers)`` and positions makes the strings."""
+        def number(names):
+            return tf.argmax(tf.cast(tf.equal(names[..., None], files), tf.int32), axis=-1)
+
+        if "positions" in chunk:
+            return number(chunk["files"]), chunk["positions"]
+        positions = self.positions(chunk["start"], chunk["records"])
+        return tf.fill(tf.shape(positions), number(chunk["file"])), positions
+
 
 class _TFRecords(Reading):
     kind = "tfrecord"

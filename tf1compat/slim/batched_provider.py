@@ -92,22 +92,17 @@ def _batched_item(handler, keys_to_tensors):
     return _per_example(handler, keys_to_tensors, spec)
 
 
-def _items_parser(filename_queue, keys_to_features, items_to_handlers):
-    """``make_parse`` for :func:`~tf1compat.pipeline.fastpath.build_batches`: Examples
-    parsed (or cut, see :mod:`tf1compat.pipeline.example_parsing`), then each item."""
-    make_example_parse = fastpath.example_parser_for(filename_queue, keys_to_features)
+def _items_parser(keys_to_features, items_to_handlers):
+    """``parse`` for :func:`~tf1compat.pipeline.fastpath.build_batches`: Examples parsed
+    with one ``parse_example``, then each item for the whole batch."""
+    parse = fastpath.parse_examples(keys_to_features)
 
-    def make_parse(reading):
-        parse = make_example_parse(reading)
+    def parse_items(records, names):
+        parsed = parse(records, names)
+        return {item: _batched_item(handler, {key: parsed[key] for key in handler.keys})
+                for item, handler in items_to_handlers.items()}
 
-        def parse_items(records, names):
-            parsed = parse(records, names)
-            return {item: _batched_item(handler, {key: parsed[key] for key in handler.keys})
-                    for item, handler in items_to_handlers.items()}
-
-        return parse_items
-
-    return make_parse
+    return parse_items
 
 
 class BatchedDatasetDataProvider(data_provider.DataProvider):
@@ -140,7 +135,7 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
             readers = [dataset.reader(**(reader_kwargs or {})) for _ in range(num_readers)]
             items_to_tensors, keys = fastpath.build_batches(
                 "BatchedDatasetDataProvider", filename_queue, batch_size,
-                _items_parser(filename_queue, keys_to_features, items_to_handlers),
+                _items_parser(keys_to_features, items_to_handlers),
                 with_keys=True, reader=readers, num_threads=num_threads or num_readers,
                 capacity=common_queue_capacity, shuffle=shuffle,
                 min_after_dequeue=common_queue_min if shuffle else None, seed=seed,
