@@ -40,6 +40,7 @@ _DEQUEUE_OPS = frozenset({"QueueDequeueV2", "QueueDequeue"})
 _STATEFUL_PREFIXES = ("Queue", "Reader", "Iterator", "MultiDeviceIterator", "Stage",
                       "Unstage", "Barrier", "Accumulator", "TensorArray")
 _NODE_TAG = re.compile(r"\{\{node ([^}]+)\}\}")
+_CALLER_TAG = re.compile(r"\[\[([^\]{}\s]+)\]\]")  # a graph op that ran a function
 _FUNCTION_TAG = re.compile(r"\{\{function_node ([^}]+)\}\}")
 _NODE_SUFFIX = re.compile(r"\s*\[\[((?:\{\{[a-z_]+ [^}]+\}\})+)\]\]")
 _RECORD_ERROR = re.compile(r"(corrupted|truncated) record at (\d+)")
@@ -49,17 +50,22 @@ _FILES_SHOWN = 5
 
 def failing_op(error, graph):
     """The graph op that raised ``error`` (errors from runner threads carry only its
-    name); None for an op inside a function, such as a branch of a v2 ``cond``."""
+    name); for an op inside a function, the fast path's ``get_next`` that ran it
+    (tf.data names it ``[[NAME]]`` after the function's nodes), else None (for
+    instance a branch of a v2 ``cond``)."""
     if error.op is not None:
         return error.op
     tags = _node_tags(error.message)
     match = _NODE_TAG.search(error.message) if tags is None else _NODE_TAG.match(tags)
-    if match is None:
-        return None
-    try:
-        return graph.get_operation_by_name(match.group(1))
-    except (KeyError, ValueError):
-        return None
+    names = [match.group(1)] if match is not None else []
+    for name in names + _CALLER_TAG.findall(error.message):
+        try:
+            op = graph.get_operation_by_name(name)
+        except (KeyError, ValueError):
+            continue
+        if name in names or files_read_by(op) is not None:
+            return op
+    return None
 
 
 def _describe_failing_node(error, op):
