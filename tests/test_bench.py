@@ -18,6 +18,8 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
     for row in rows:
         assert f"| {row} |" in table
     assert "baseline" in table and "Targets" in table
+    assert table.startswith("`scripts/bench --suite reading --quick` on ")
+    assert "load average" in table and "default session config" in table
     assert (tmp_path / "reading.png").read_bytes().startswith(b"\x89PNG")
     results = json.loads((tmp_path / "reading.json").read_text())
     assert set(results["summary"]) == set(rows)
