@@ -71,7 +71,7 @@ def examples(batches):
 
 # ------------------------------------------------------------ TFRecord fast path
 
-@pytest.mark.parametrize("records_per_read", [8, 24])
+@pytest.mark.parametrize("records_per_read", [8, 24, None])   # None: 1024, whole files
 def test_ordered_batches_equal_the_classic_pipeline(record_files, records_per_read):
     expected = collect(classic, record_files, 8)
     got = collect(fast, record_files, 8, records_per_read=records_per_read)
@@ -102,6 +102,18 @@ def test_threads_and_shuffling_keep_the_multiset(record_files):
                                 shuffle=True, capacity=64, min_after_dequeue=16, seed=3))
     assert sorted(threaded) == sorted(shuffled) == expected
     assert [i for i, _ in shuffled] != sorted(i for i, _ in shuffled)
+
+
+def test_several_readers_read_files_at_once_in_a_fixed_order(record_files):
+    def two_readers(files, batch_size):
+        return fast(files, batch_size, num_epochs=2, records_per_read=16,
+                    reader=[tc.TFRecordReader(), tc.TFRecordReader()])
+
+    first = examples(collect(two_readers, record_files, 8))
+    assert first == examples(collect(two_readers, record_files, 8))
+    assert sorted(first) == sorted(examples(collect(classic, record_files, 8, num_epochs=2)))
+    # Chunks of 16 alternate between the two files read at once: ids 0-15, 37-52, ...
+    assert [i for i, _ in first[:32]] == [*range(16), *range(37, 53)]
 
 
 def test_corrupt_record_raises_data_loss_naming_the_file(record_files):

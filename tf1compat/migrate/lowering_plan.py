@@ -146,9 +146,9 @@ class Read(Step):
 
         def with_key(filename):
             def keyed(start, records):
-                end, positions = reading.positions(start, records)
-                return end, (reading.keys(tf.fill(tf.shape(records), filename), positions),
-                             records)
+                positions = reading.positions(start, records)
+                return reading.advance(start, records), (
+                    reading.keys(tf.fill(tf.shape(records), filename), positions), records)
             return reading.records(filename).batch(_KEY_CHUNK).scan(
                 tf.constant(0, tf.int64), keyed).unbatch()
 
