@@ -167,7 +167,8 @@ def _expand(names, expand=True):
                 unchecked.append(_Unchecked(index, name, name, expand))
         elif expand and _GLOB_CHARACTERS.intersection(name) and (matches := _glob(name)):
             queued.extend(matches)
-            unchecked.extend(_Unchecked(index, name, m, expand) for m in matches if _isdir(m))
+            unchecked.extend(_Unchecked(index, name, m, expand) for m in matches
+                             if _isdir(m) or not _exists(m))  # a folder, a dangling link
         else:
             queued.append(name)
             unchecked.append(_Unchecked(index, name, name, expand))

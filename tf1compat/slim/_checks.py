@@ -1,10 +1,14 @@
-"""Build-time checks for tf-slim: unknown items and data sources that match nothing.
+"""Build-time checks for tf-slim: unknown items, data sources that match nothing,
+provider arguments TF1 fails on opaquely.
 
 Both raise :mod:`tf1compat.errors` classes that are ``ValueError`` subclasses,
 so code written against tf-slim's ``ValueError`` keeps catching them.
 """
 
+import inspect
+
 from tf1compat.errors import PipelineConfigError, UnknownItemError
+from tf1compat.pipeline._validate import check_non_negative_int, check_positive_int
 from tf1compat.pipeline.queues import resolve_files
 
 
@@ -49,3 +53,26 @@ def get_data_files(data_sources):
     or an empty list raises :class:`PipelineConfigError` naming it.
     """
     return resolve_files("get_data_files", "data_sources", _flatten(data_sources))
+
+
+def checking_provider_arguments(original_init):
+    """Wrap ``DatasetDataProvider.__init__``: ``num_readers=0`` (TF1: "Must provide
+    queue and enqueue_ops.") and ``common_queue_capacity=0`` (TF1: a
+    ZeroDivisionError) are refused naming the argument."""
+    signature = inspect.signature(original_init)
+
+    def __init__(self, *args, **kwargs):
+        values = signature.bind(self, *args, **kwargs)
+        values.apply_defaults()
+        api = "DatasetDataProvider"
+        check_positive_int(api, "num_readers", values.arguments["num_readers"])
+        capacity = values.arguments["common_queue_capacity"]
+        if isinstance(capacity, (int, float)) and int(capacity) == 0:
+            raise PipelineConfigError(
+                f"{api}: common_queue_capacity must be a positive integer (or negative for "
+                f"no limit), got {capacity!r}", argument="common_queue_capacity",
+                expected="an integer >= 1, or < 0 for an unbounded queue")
+        check_non_negative_int(api, "common_queue_min", values.arguments["common_queue_min"])
+        original_init(self, *args, **kwargs)
+
+    return __init__

@@ -64,7 +64,12 @@ def patch_tf_slim():
     After it, an unmodified ``import tf_slim as slim`` script runs on current
     TensorFlow. A second call changes nothing and returns ``[]``.
     """
-    from tf_slim.data import data_provider, parallel_reader, tfexample_decoder
+    from tf_slim.data import (
+        data_provider,
+        dataset_data_provider,
+        parallel_reader,
+        tfexample_decoder,
+    )
 
     namespaces = [
         (restore_missing, tfexample_decoder, "control_flow_ops",
@@ -80,6 +85,8 @@ def patch_tf_slim():
         (data_provider.DataProvider, "_validate_items", _checks.validate_provider_items),
     ]
     methods = [
+        (dataset_data_provider.DatasetDataProvider, "__init__",
+         _checks.checking_provider_arguments),
         (tfexample_decoder.TFExampleDecoder, "decode", _checks.decode_checking_items),
         (tfexample_decoder.TFSequenceExampleDecoder, "decode", _checks.decode_checking_items),
     ]
