@@ -367,10 +367,22 @@ def test_replaced_inside_the_graph_runs_without_queue_runners(tfrecords):
         batch = replace_with_tf_data(tc.batch(example, 4))
         assert batch["x"].shape.as_list() == [4, 3]
         assert graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS) == []
-    for _ in range(2):                  # local_variables_initializer() restarts it
+    for _ in range(2):                  # each session starts it anew
         with tc.SessionIterator(batch) as iterator:
             report = tc.compare(iterator, queued, legacy_batched=True, reference_batched=True)
         assert report.equal and report.legacy_count == 40, report
+
+
+def test_replaced_inside_the_graph_needs_no_initializer(tfrecords):
+    from tf1compat.migrate.lowering import replace_with_tf_data
+
+    with tc.legacy_graph() as graph:
+        _, example = parsed(tfrecords, num_epochs=None)   # TF1 needs no local init then
+        batch = replace_with_tf_data(tc.batch(example, 8))
+    with v1.Session(graph=graph) as session:
+        session.run(v1.global_variables_initializer())
+        ids = [i for _ in range(4) for i in session.run(batch)["id"]]
+    assert ids == [*range(21), *range(11)]
 
 
 # ------------------------------------------------------------ compare and arguments

@@ -19,7 +19,6 @@ from tf1compat.migrate.graph_function import check_fetch
 from tf1compat.migrate.lowering_graph import GraphReader
 from tf1compat.migrate.lowering_plan import Batch, Prefetch
 from tf1compat.migrate.lowering_vectorize import vectorize
-from tf1compat.pipeline.fastpath import started_by_local_init
 
 __all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "describe_lowering",
            "is_graph_fetches"]
@@ -125,15 +124,13 @@ def lower_to_tf_data(fetches):
 def replace_with_tf_data(fetches):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` shaped like the fetches, and drops the lowered queues' runners, so no
-    thread runs them. ``local_variables_initializer()``, which TF1 loops run for
-    ``num_epochs``, starts (and restarts) the iterator."""
+    thread runs them. The iterator is one-shot (the lowered dataset captures nothing):
+    each session starts it on first use, whatever initializers the program runs."""
     lowering = lower(fetches)
     flat = tf.nest.flatten(fetches)
     graph = flat[0].graph
     with graph.as_default(), tf.name_scope("tf_data"):
-        iterator = v1.data.make_initializable_iterator(lowering.build())
-        started_by_local_init(iterator)
-        values = iterator.get_next()
+        values = v1.data.make_one_shot_iterator(lowering.build()).get_next()
     for fetch, value in zip(flat, tf.nest.flatten(values), strict=True):
         value.set_shape(fetch.shape)
     runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)

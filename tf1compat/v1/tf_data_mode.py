@@ -4,10 +4,10 @@
 :data:`~tf1compat.v1.queue_runtime.QUEUE_API` (``tf.train.batch`` & co.). Each call
 first builds the queue pipeline as usual (so every argument is validated as
 before), then lowers it inside the program's graph
-(:func:`~tf1compat.migrate.lowering.replace_with_tf_data`): the call returns an
-iterator's ``get_next()``, started by ``local_variables_initializer()``, and the
-lowered queues lose their queue runners, so no runner thread reads for them. A
-pipeline that cannot be lowered stays on queues, with one warning naming why.
+(:func:`~tf1compat.migrate.lowering.replace_with_tf_data`): the call returns a
+one-shot iterator's ``get_next()``, and the lowered queues lose their queue
+runners, so no runner thread reads for them. A pipeline that cannot be lowered
+stays on queues, with one warning naming why.
 slim's ``prefetch_queue`` over batches straight from tf.data passes them on (the
 dataset prefetches already); over anything else it stays a queue.
 """
