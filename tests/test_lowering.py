@@ -504,6 +504,14 @@ def test_sparse_tensors_through_a_batch_are_refused(tfrecords):
     assert error.op_type == "TakeManySparseFromTensorsMap"
 
 
+def test_fast_path_fetches_are_already_tf_data(tfrecords):
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(tfrecords, num_epochs=1, shuffle=False)
+        batch = tc.build_example_batches(queue, FEATURES, 4)
+        error = lowering_error(batch)
+    assert error.op_type == "IteratorGetNext" and "tf.data already" in error.reason
+
+
 def test_read_up_to_is_refused(tfrecords):
     with tc.legacy_graph():
         queue = tc.string_input_producer(tfrecords, num_epochs=1)

@@ -20,6 +20,7 @@ from tf1compat.errors import LoweringError
 __all__ = ["GraphFunction", "trace_function", "check_fetch"]
 
 _PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2"})
+_ITERATORS = frozenset({"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"})
 # How tf.train.batch & co. carry a SparseTensor through a queue: handles into a map.
 _SPARSE_MAPS = frozenset({"AddSparseToTensorsMap", "AddManySparseToTensorsMap",
                           "TakeManySparseFromTensorsMap"})
@@ -44,6 +45,10 @@ def _check_op(op):
         raise LoweringError(
             op.name, op.type, "a placeholder: queue-runner threads never feed it (the queue "
             "pipeline fails here too); use a constant or tf.compat.v1.placeholder_with_default")
+    if op.type in _ITERATORS:
+        raise LoweringError(op.name, op.type, "a tf.data iterator's output: this part is "
+                            "tf.data already (a fast path, or run --tf-data); lower the "
+                            "queue pipeline it came from instead")
     if op.type in _SPARSE_MAPS:
         raise LoweringError(op.name, op.type, _SPARSE_REASON)
     if op.type in _VARIABLES:
