@@ -14,8 +14,8 @@ whole batch:
   function instead (``tf.map_fn``), so nothing fails that did not fail before;
 - the other ops are vectorized by TensorFlow's ``pfor`` (``tf.vectorized_map``),
   and only ops whose values do not depend on batching are allowed (reshapes,
-  slices, casts, addition, multiplication; no division, no reductions, no random
-  numbers).
+  slices, casts, comparisons, integer arithmetic; no float arithmetic, no
+  reductions, no random numbers).
 
 Anything else keeps the per-example map. The values are the same bit for bit.
 """
@@ -27,17 +27,19 @@ from tf1compat.migrate.lowering_plan import Batch, Map, Shuffle, Step
 __all__ = ["vectorize", "VectorizedMap"]
 
 # Ops that pfor vectorizes into ops computing the same values element by element,
-# bit for bit. Not division: a float division by a constant differs in the last bit
-# between batched and per-example runs (measured), as can other vectorized math.
+# bit for bit: they move, select or compare values, or round once.
 _EXACT = frozenset({
     "Identity", "Const", "NoOp", "StopGradient", "Reshape", "Cast", "Bitcast", "ExpandDims",
     "Squeeze", "Transpose", "StridedSlice", "Slice", "Pack", "Unpack", "ConcatV2", "Tile",
     "Pad", "PadV2", "MirrorPad", "ReverseV2", "GatherV2", "OneHot", "Shape", "Size", "Rank",
-    "Fill", "ZerosLike", "OnesLike", "Range", "Add", "AddV2", "Sub", "Mul", "Neg", "Abs",
-    "Sign", "Square", "Floor", "Ceil", "Round", "Maximum", "Minimum", "ClipByValue", "Equal",
-    "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr",
-    "LogicalNot", "Select", "SelectV2",
+    "Fill", "ZerosLike", "OnesLike", "Range", "Neg", "Abs", "Sign", "Floor", "Ceil", "Round",
+    "Maximum", "Minimum", "ClipByValue", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
+    "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Select", "SelectV2",
 })
+# Arithmetic, exact on integers only. On floats TensorFlow's graph optimizer rewrites
+# it by the graph's shape (x / c becomes x * (1 / c), constants are regrouped), so
+# the batched graph can round differently from the per-example one (measured).
+_INTEGER_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod"})
 _PARSE, _DECODE = "ParseExampleV2", "DecodeRaw"
 
 
@@ -71,9 +73,16 @@ def _plan_lifting(function):
     batched = inputs | {t.name for op in parses for t in _dense_outputs(op)}
     decodes = [op for op in function.ops if op.type == _DECODE and op.inputs[0].name in batched]
     lifted = set(parses) | set(decodes)
-    if any(op not in lifted and op.type not in _EXACT for op in function.ops):
+    if any(op not in lifted and not _exact(op) for op in function.ops):
         return None
     return parses, decodes
+
+
+def _exact(op):
+    if op.type in _EXACT:
+        return True
+    return op.type in _INTEGER_EXACT and all(
+        t.dtype.is_integer or t.dtype == tf.bool for t in [*op.inputs, *op.outputs])
 
 
 class VectorizedMap(Step):
