@@ -164,6 +164,16 @@ def test_enqueue_many_dynamic_pad_and_separate_producers(tmp_path, tfrecords):
         assert_equal_to_own_lowering(joined, ordered=False, count=21)
 
 
+def test_match_filenames_once(tfrecords, tmp_path):
+    with tc.legacy_graph():
+        files = v1.train.match_filenames_once(str(tmp_path / "part-*.tfrecord"))
+        _, value = tc.TFRecordReader().read(
+            tc.string_input_producer(files, num_epochs=2, shuffle=False))
+        batch = tc.batch(tf.io.parse_single_example(value, FEATURES), 4)
+        assert tc.describe_lowering(batch).startswith("files, 2 epochs, in order -> ")
+        assert_equal_to_own_lowering(batch, ordered=True, count=40)
+
+
 def test_reader_key_used_downstream(tfrecords):
     with tc.legacy_graph():
         key, example = parsed(tfrecords)

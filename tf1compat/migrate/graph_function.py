@@ -200,8 +200,11 @@ class GraphFunction:
         by_name = dict(zip((t.name for t in self.inputs), values, strict=True))
         computed = {}
         if self._computed:
+            # Identities capture values of an enclosing function (import_graph_def
+            # would take them by name, from the wrong graph).
             results = v1.import_graph_def(
-                self._graph_def, input_map={name: by_name[name] for name in self._mapped},
+                self._graph_def,
+                input_map={name: tf.identity(by_name[name]) for name in self._mapped},
                 return_elements=self._computed, name="lowered")
             computed = dict(zip(self._computed, results, strict=True))
         return [computed[t.name] if t.name in computed else by_name[t.name]

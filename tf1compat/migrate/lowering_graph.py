@@ -51,6 +51,8 @@ _SOURCES = frozenset({_DEQUEUE_ONE, _READ, *_BATCH_DEQUEUES, "ReaderReadUpToV2"}
 _ENQUEUE, _ENQUEUE_MANY = "QueueEnqueueV2", "QueueEnqueueManyV2"
 _QUEUES = frozenset({"FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2"})
 _COUNT_UP_TO = frozenset({"CountUpTo", "ResourceCountUpTo"})
+_VARIABLE_READS = frozenset({"ReadVariableOp", "VarIsInitializedOp", "Identity",
+                             "IsVariableInitialized"})
 _READERS = {"TFRecordReaderV2": "TFRecordDataset", "TextLineReaderV2": "TextLineDataset",
             "FixedLengthRecordReaderV2": "FixedLengthRecordDataset",
             "WholeFileReaderV2": "read_file (whole files)"}
@@ -239,15 +241,18 @@ class GraphReader:
         counters = [c for c in values.op.control_inputs if c.type in _COUNT_UP_TO]
         if values.op.type == "Identity" and counters:
             values, num_epochs = values.op.inputs[0], counters[0].get_attr("limit")
-        function = self.function([values])
-        if function.inputs:
+        function = trace_function(self.graph_def, [values],
+                                  lambda op: op.type in _SOURCES or _set_once(op) is not None)
+        initial = [trace_function(self.graph_def, [_set_once(t.op)]) for t in function.inputs
+                   if t.op.type not in _SOURCES]
+        if len(initial) < len(function.inputs) or any(f.inputs for f in initial):
             return None
         seeds = None
         if values.op.type == "RandomShuffle":
             seeds = (values.op.get_attr("seed"), values.op.get_attr("seed2"))
         length = values.shape[0] if values.shape.rank else None
         noun = "files" if all(c.type == _READ for c in consumers) else "values"
-        return Values(function, length, num_epochs, seeds, noun)
+        return Values(function, initial, length, num_epochs, seeds, noun)
 
     def group_step(self, group):
         """The step of the branches (enqueue ops) that share one upstream queue."""
@@ -272,6 +277,23 @@ class GraphReader:
             interleave.upstream = self.queue_elements(_upstream_queue(source),
                                                       [s for _, _, _, s in group])
         return interleave
+
+
+def _set_once(read):
+    """The value of the variable ``read`` reads when only its initializer sets it
+    (``match_filenames_once``), else None."""
+    variable = read.inputs[0].op if read.inputs else None
+    if read.type == "ReadVariableOp" and variable.type == "VarHandleOp":
+        assign = "AssignVariableOp"
+    elif read.type == "Identity" and variable is not None and \
+            variable.type in ("VariableV2", "Variable"):
+        assign = "Assign"
+    else:
+        return None
+    writers = [op for op in variable.outputs[0].consumers() if op.type not in _VARIABLE_READS]
+    if len(writers) != 1 or writers[0].type != assign:
+        return None
+    return writers[0].inputs[1]
 
 
 def _reader_config(source):

@@ -82,11 +82,14 @@ class Element(Step):
 
 
 class Values(Step):
-    """A producer: ``function()`` gives one epoch's values (shuffled by the producer's
-    own ``RandomShuffle`` op, so seeded orders are TF1's), ``num_epochs`` times."""
+    """A producer: ``function(*initial values)`` gives one epoch's values (shuffled by
+    the producer's own ``RandomShuffle`` op, so seeded orders are TF1's),
+    ``num_epochs`` times. ``initial`` are functions giving the values of variables
+    set once (``match_filenames_once``), evaluated once per iteration."""
 
-    def __init__(self, function, length, num_epochs, seeds, noun):
-        self.function, self.length, self.num_epochs = function, length, num_epochs
+    def __init__(self, function, initial, length, num_epochs, seeds, noun):
+        self.function, self.initial = function, initial
+        self.length, self.num_epochs = length, num_epochs
         self.seeds, self.noun = seeds, noun
         self.deterministic = seeds is None or any(seeds)
         self.endless = num_epochs is None
@@ -101,12 +104,20 @@ class Values(Step):
         return f"{count}{noun}, {epochs}, {order}"
 
     def apply(self, dataset):
-        epochs = (tf.data.Dataset.range(1).repeat() if self.num_epochs is None
-                  else tf.data.Dataset.range(self.num_epochs))
-        function = self.function
-        # Sequential map: the shuffle op's state carries from one epoch to the next.
-        return epochs.map(tf.autograph.experimental.do_not_convert(
-            lambda _: tuple(function()))).unbatch()
+        num_epochs, function, initial = self.num_epochs, self.function, self.initial
+
+        @tf.autograph.experimental.do_not_convert
+        def all_epochs(*values):
+            epochs = (tf.data.Dataset.range(1).repeat() if num_epochs is None
+                      else tf.data.Dataset.range(num_epochs))
+            # Sequential map: the shuffle op's state carries from one epoch to the next.
+            return epochs.map(lambda _: tuple(function(*values))).unbatch()
+
+        if not initial:
+            return all_epochs()
+        once = tf.data.Dataset.range(1).map(tf.autograph.experimental.do_not_convert(
+            lambda _: tuple(value for f in initial for value in f())))
+        return once.flat_map(all_epochs)
 
 
 class HoppedRecords(Reading):
