@@ -250,7 +250,9 @@ def run(quick=False, out_dir="bench-results"):
     os.makedirs(out_dir, exist_ok=True)
     data_dir = os.path.join(out_dir, "data", "quick" if quick else "full")
     print(f"reading: data in {data_dir} (built once, not timed)", flush=True)
-    paths = build_data(data_dir, settings["examples"])
+    # In a child: the parent's peak memory would be inherited by every measuring child
+    # (Linux keeps ru_maxrss across fork and exec).
+    paths = _run_child(["data", data_dir, str(settings["examples"])])
     load_before = os.getloadavg()[0]
     results, baseline = _measure_rounds(paths, settings, lambda line: print(line, flush=True))
     load_after = os.getloadavg()[0]
@@ -273,8 +275,11 @@ def run(quick=False, out_dir="bench-results"):
 
 
 def _child_main(argv):
-    """``measure JOBS_JSON`` (a list of [variant, path, shuffle]) or ``baseline``:
-    print the measurements as one JSON line."""
+    """``data DIR COUNT`` (:func:`build_data`), ``measure JOBS_JSON`` (a list of
+    [variant, path, shuffle]) or ``baseline``: print the answer as one JSON line."""
+    if argv[0] == "data":
+        print(json.dumps(build_data(argv[1], int(argv[2]))))
+        return
     from tf1compat.benchmarks import reading_variants
 
     if argv[0] == "baseline":

@@ -20,8 +20,8 @@ default session config is fine. The outputs are those of the classic pipeline:
 
 Epochs and file shuffling come from the filename queue (``string_input_producer``
 with ``num_epochs``). A damaged record raises ``DataLossError``, which
-:class:`~tf1compat.SessionIterator` explains with the file and record; parse errors
-name the record's reader key (``file:offset``).
+:class:`~tf1compat.SessionIterator` explains with the file, record and byte offset;
+it names the files read for other errors (a parse error, for instance).
 :mod:`tf1compat.slim.batched_provider` builds on :func:`build_batches`.
 """
 
@@ -182,7 +182,7 @@ def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None
     ``TFRecordReader``, ``FixedLengthRecordReader`` without ``hop_bytes``,
     ``TextLineReader`` or ``WholeFileReader``) or a list of them, which read that
     many files at once. ``num_threads`` parse in parallel.
-    ``capacity`` (examples, default ``4 * batch_size``), ``shuffle``,
+    ``capacity`` (examples prefetched, default ``4 * batch_size``), ``shuffle``,
     ``min_after_dequeue``, ``seed`` and ``allow_smaller_final_batch`` mean what they
     mean for ``batch`` / ``shuffle_batch``; see the module docstring for order.
     """
@@ -198,9 +198,9 @@ def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None
 
 def parse_examples(features):
     """``parse(records, names)`` for :func:`build_batches`: ``tf.io.parse_example`` with
-    ``features``. The names are not given to it: making a string per record costs
-    more than parsing it (measured), and :class:`~tf1compat.SessionIterator` names
-    the files a fast path reads when parsing fails."""
+    ``features``. The names are not given to it: a key string per record costs a
+    large share of the parse's own time (measured), and
+    :class:`~tf1compat.SessionIterator` names the files read when parsing fails."""
     return lambda records, names: tf.io.parse_example(records, features)
 
 
@@ -214,7 +214,7 @@ def build_example_batches(filename_queue, features, batch_size, *, decode=None, 
     ``features`` are ``FixedLenFeature`` s (a batch holds dense tensors).
     ``decode`` optionally maps the dict of parsed batched tensors to the dict to
     batch, inside tf.data: write it for a batch, e.g. ``tf.io.decode_raw`` of all
-    images at once. Parse errors name the record's file and offset.
+    images at once.
     """
     api = "build_example_batches"
     require_graph_mode(api)

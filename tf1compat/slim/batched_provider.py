@@ -2,10 +2,11 @@
 
 The classic slim input, ``tf.train.batch(DatasetDataProvider(dataset).get(items),
 batch_size)``, reads, parses and decodes one example per queue-runner step. This
-provider reads ``batch_size`` records per step with
-:func:`tf1compat.pipeline.fastpath.build_record_batches`, parses them with one vectorized
-``parse_example`` using the dataset decoder's ``keys_to_features``, and turns the
-parsed batch into items with the decoder's own handlers:
+provider reads with tf.data inside the graph
+(:func:`tf1compat.pipeline.fastpath.build_batches`), parses many records at a time
+with one vectorized ``parse_example`` using the dataset decoder's
+``keys_to_features``, and turns the parsed records into items with the decoder's
+own handlers:
 
 * ``Tensor`` of one dense feature: a reshape of the whole batch;
 * ``Image`` of raw bytes (every record's format ``raw``): one ``decode_raw`` of
@@ -15,7 +16,8 @@ parsed batch into items with the decoder's own handlers:
 
 So ``get(items)`` returns the batched tensors of the classic pipeline, with the
 same ``shuffle`` / ``num_epochs`` / ``common_queue_*`` / ``seed`` meaning as
-``DatasetDataProvider`` (see :mod:`tf1compat.pipeline.fastpath` for ordering).
+``DatasetDataProvider`` (see :mod:`tf1compat.pipeline.fastpath` for ordering); the
+``record_key`` item (``file:offset``) is made only when fetched.
 """
 
 from tf_slim.data import data_provider, parallel_reader, tfexample_decoder
@@ -108,11 +110,11 @@ def _items_parser(keys_to_features, items_to_handlers):
 class BatchedDatasetDataProvider(data_provider.DataProvider):
     """``DatasetDataProvider`` whose ``get(items)`` returns batches of ``batch_size``.
 
-    Arguments as ``DatasetDataProvider`` (``num_readers`` reader instances of
-    ``dataset.reader``; with ``shuffle`` the files are shuffled and examples pass
-    through a ``RandomShuffleQueue`` of ``common_queue_capacity`` /
-    ``common_queue_min``), plus those of ``tf.train.batch``: ``batch_size``,
-    ``num_threads`` (reading threads, default ``num_readers``),
+    Arguments as ``DatasetDataProvider`` (``num_readers`` files read at once; with
+    ``shuffle`` the files are shuffled and examples pass through a shuffle buffer
+    of ``common_queue_min`` + ``batch_size`` examples; ``common_queue_capacity``
+    examples are prefetched), plus those of ``tf.train.batch``: ``batch_size``,
+    ``num_threads`` (parsing threads, default ``num_readers``),
     ``allow_smaller_final_batch``; ``records_per_read`` as in
     :func:`~tf1compat.pipeline.fastpath.build_record_batches`. The decoder must be a
     ``TFExampleDecoder`` of ``FixedLenFeature`` s whose items have fixed shapes.
