@@ -296,6 +296,8 @@ def test_every_reader_gives_the_classic_keys_and_records(tmp_path, rng, kind):
 
 @pytest.mark.parametrize("reader, message", [
     (lambda: [tc.TFRecordReader(), tc.WholeFileReader()], "the readers differ"),
+    (lambda: [tc.TFRecordReader(), tc.TFRecordReader(options=tf.io.TFRecordOptions(
+        compression_type="GZIP"))], "the readers differ"),
     (lambda: tc.FixedLengthRecordReader(4, hop_bytes=2), "hop_bytes=2"),
     (lambda: tf.compat.v1.IdentityReader(), "IdentityReaderV2"),
 ])

@@ -130,9 +130,18 @@ def _describe(reader):
     return (op.type, op.node_def.attr) if op is not None else (type(reader).__name__, None)
 
 
+def _settings(reader):
+    """What makes two readers read alike: the op type and its attributes, in key order
+    (a protobuf map iterates in no fixed order), without the per-instance names."""
+    op_type, attrs = _describe(reader)
+    return op_type, tuple(sorted(
+        (key, value.SerializeToString(deterministic=True)) for key, value in (attrs or {}).items()
+        if key not in ("container", "shared_name")))
+
+
 def reading_of(api, readers):
     """The :class:`Reading` of a list of reader instances, which must all read alike."""
-    kinds = {repr(_describe(reader)) for reader in readers}
+    kinds = {_settings(reader) for reader in readers}
     if len(kinds) > 1:
         raise PipelineConfigError(
             f"{api}: the readers differ ({len(kinds)} kinds or settings); give readers "
