@@ -5,6 +5,7 @@ pipelines vs tf.data) and ``conversion`` (CIFAR-10 converters). Each module has
 
 import contextlib
 import os
+import resource
 
 
 @contextlib.contextmanager
@@ -26,3 +27,18 @@ def write_text(path, text):
     """Write ``text`` to ``path`` atomically."""
     with atomic_output(path) as temporary, open(temporary, "w") as f:
         f.write(text)
+
+
+def peak_rss_mb():
+    """This process's peak resident memory in MB: ``VmHWM`` on Linux, which starts
+    afresh with the program (``ru_maxrss`` keeps the parent's peak across fork and
+    exec, so a child of a process that imported TensorFlow would show its size);
+    ``ru_maxrss`` elsewhere."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

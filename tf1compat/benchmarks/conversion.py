@@ -12,9 +12,9 @@ millisecond per image, so they are timed on a part of the data (CIFAR: 2 of the 
 files; photos: the first third); images/s compare directly.
 
 Every measurement (and the data generation) runs in a fresh Python process (``python -m
-tf1compat.benchmarks.conversion``), so its peak memory is its own: ``ru_maxrss`` of that
-process and of its largest child (our workers, Beam's SDK workers). Times cover the
-conversion only, not interpreter start-up or importing TensorFlow or Beam; Beam's
+tf1compat.benchmarks.conversion``), so its peak memory is its own: ``VmHWM`` of that
+process and ``ru_maxrss`` of its largest child (our workers, Beam's SDK workers). Times
+cover the conversion only, not interpreter start-up or importing TensorFlow or Beam; Beam's
 pipeline start-up is inside. Rounds are interleaved; the table shows medians.
 """
 
@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from tf1compat import cifar10
-from tf1compat.benchmarks import write_text
+from tf1compat.benchmarks import peak_rss_mb, write_text
 
 _FULL = {"cifar_train": 50000, "cifar_test": 10000, "photos": 6000, "rounds": 3}
 _QUICK = {"cifar_train": 50, "cifar_test": 10, "photos": 30, "rounds": 1}
@@ -150,7 +150,7 @@ def _measure(row, source, output_dir):
     seconds = time.perf_counter() - start
     return {"images": images, "seconds": seconds,
             "bytes": sum(e.stat().st_size for e in os.scandir(output_dir)),
-            "rss_main_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rss_main_mb": peak_rss_mb(),
             # the classic converters start no workers (TensorFlow's own short-lived
             # forks would show the parent's size)
             "rss_child_mb": None if converter == "classic" else
@@ -202,7 +202,7 @@ def _table(results, settings):
         "(in-memory) or with --direct_running_mode=multi_processing --direct_num_workers=2. "
         "The classic converters are timed on a third of the data; images/s compare "
         "directly. Seconds exclude interpreter start-up and importing TensorFlow or Beam; "
-        "peak RSS is ru_maxrss of the measuring process and of its largest child process.",
+        "peak RSS is VmHWM of the measuring process and ru_maxrss of its largest child process.",
     ])
 
 

@@ -8,7 +8,7 @@ over several rounds (round 1 runs every variant once, then round 2, ...) so
 slow drifts of a shared machine hit all variants alike. Reported per variant:
 the median examples/s (first batch to last), the median of its per-round ratio
 to tf.data per-example (same records, same shuffling), start-up time, and peak
-RSS of its process (``ru_maxrss``; it includes TensorFlow itself, shown as the
+RSS of its process (:func:`~tf1compat.benchmarks.peak_rss_mb`; it includes TensorFlow, shown as the
 baseline row). Writes ``reading.md``,
 ``reading.png`` and ``reading.json`` to ``out_dir``.
 """
@@ -250,8 +250,8 @@ def run(quick=False, out_dir="bench-results"):
     os.makedirs(out_dir, exist_ok=True)
     data_dir = os.path.join(out_dir, "data", "quick" if quick else "full")
     print(f"reading: data in {data_dir} (built once, not timed)", flush=True)
-    # In a child: the parent's peak memory would be inherited by every measuring child
-    # (Linux keeps ru_maxrss across fork and exec).
+    # In a child, so this process stays small: off Linux the measuring children report
+    # ru_maxrss, which keeps the parent's peak across fork and exec.
     paths = _run_child(["data", data_dir, str(settings["examples"])])
     load_before = os.getloadavg()[0]
     results, baseline = _measure_rounds(paths, settings, lambda line: print(line, flush=True))

@@ -10,10 +10,10 @@ the peak memory is the variant's own.
 """
 
 import contextlib
-import resource
 import time
 
 from tf1compat._tf import tf, v1
+from tf1compat.benchmarks import peak_rss_mb
 
 FEATURES = {
     "image/encoded": tf.io.FixedLenFeature((), tf.string),
@@ -178,10 +178,6 @@ VARIANTS = {
 }
 
 
-def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def measure(name, path, batch_size, shuffle):
     """Run variant ``name`` over ``path`` twice and measure the second epoch.
 
@@ -204,9 +200,9 @@ def _run_once(name, path, batch_size, shuffle):
             sizes.append(len(batch["label"]))
     steady = sum(sizes[1:]) / (times[-1] - times[0]) if len(times) > 1 else 0.0
     return {"examples_per_s": steady, "examples": sum(sizes), "startup_s": times[0] - start,
-            "peak_rss_mb": _peak_rss_mb()}
+            "peak_rss_mb": peak_rss_mb()}
 
 
 def measure_baseline():
     """Peak memory of a process that only imported TensorFlow (the floor of every row)."""
-    return {"peak_rss_mb": _peak_rss_mb()}
+    return {"peak_rss_mb": peak_rss_mb()}
