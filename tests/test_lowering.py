@@ -541,7 +541,7 @@ def test_an_endless_pipeline_needs_max_examples(tfrecords):
         _, example = parsed(tfrecords, num_epochs=None)
         batch = tc.batch(example, 4)
         assert "3 files, repeated forever, in order" in tc.describe_lowering(batch)
-        with pytest.raises(ValueError, match="repeats forever .* pass max_examples"):
+        with pytest.raises(tc.PipelineConfigError, match="never ends: .* pass max_examples"):
             tc.compare(batch)
         report = tc.compare(batch, max_examples=50)
     assert report.equal and report.ordered and report.legacy_count == 50, report

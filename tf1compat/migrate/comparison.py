@@ -417,10 +417,9 @@ def _own_lowering(legacy, legacy_batched, max_examples):
         raise TypeError("compare: without a reference, legacy must be the fetches of a queue "
                         "pipeline or a SessionIterator over them (compared with their tf.data "
                         f"lowering); got {type(legacy).__name__}")
+    if max_examples is None:
+        _refuse_endless(legacy, "legacy")   # before lowering: it names the endless queue
     lowering = lower(fetches)
-    if lowering.endless and max_examples is None:
-        raise ValueError("compare: the pipeline repeats forever (a producer with "
-                         "num_epochs=None); pass max_examples to compare its first examples")
     if legacy_batched is None:
         legacy_batched = lowering.batched
     return lowering.to_tf_data(), lowering.deterministic, legacy_batched

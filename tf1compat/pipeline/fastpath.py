@@ -40,7 +40,7 @@ from tf1compat.pipeline.queues import TFRecordReader, check_queue_files, queue_f
 from tf1compat.pipeline.record_datasets import build_record_chunks, reading_of
 
 __all__ = ["build_record_batches", "build_example_batches", "build_batches",
-           "parse_examples", "files_read_by", "started_by_local_init"]
+           "parse_examples", "files_read_by"]
 
 # Records read and parsed per tf.data call by default: each call has a fixed cost
 # (~0.1-0.2 ms of CPU here, a hundred CIFAR records' parsing), paid 8 times as often
@@ -105,7 +105,7 @@ def _records_per_read(api, records_per_read, batch_size, reading):
     return records_per_read
 
 
-def started_by_local_init(iterator):
+def _started_by_local_init(iterator):
     """Make ``local_variables_initializer()`` (re)start ``iterator``: a local variable
     whose initial value depends on the iterator's initializer."""
     with tf.control_dependencies([iterator.initializer]):
@@ -153,7 +153,7 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
             .rebatch(batch_size, drop_remainder=not allow_smaller_final_batch) \
             .prefetch(max(2, math.ceil(capacity / batch_size)))
         iterator = v1.data.make_initializable_iterator(batches)
-        started_by_local_init(iterator)
+        _started_by_local_init(iterator)
         batch, key_parts = iterator.get_next()
     size = None if allow_smaller_final_batch else batch_size
     for tensor in [*batch.values(), *key_parts]:
