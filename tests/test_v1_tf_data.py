@@ -13,6 +13,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from tf1compat.cifar10 import encode_png
 from tf1compat.records.example import example_to_dict, make_example
 from tf1compat.records.tfrecord import iter_records, write_records
 
@@ -116,6 +117,34 @@ def test_legacy_csv_rows_same_output(tmp_path):
     queued = run_program(tmp_path, LEGACY / "csv_rows.py", "--batch_size=7", tf_data=False)
     lowered = run_program(tmp_path, LEGACY / "csv_rows.py", "--batch_size=7")
     assert lowered.stdout == queued.stdout and queued.stdout.startswith("rows 50 ")
+    assert "stays on queues" not in lowered.stderr
+
+
+@pytest.mark.timeout(600)
+def test_legacy_whole_file_images_same_output(tmp_path):
+    queued = run_program(tmp_path, LEGACY / "whole_file_images.py", "--size=4", tf_data=False)
+    lowered = run_program(tmp_path, LEGACY / "whole_file_images.py", "--size=4")
+    assert lowered.stdout == queued.stdout and len(queued.stdout.splitlines()) == 6
+    assert "stays on queues" not in lowered.stderr
+
+
+@pytest.mark.timeout(600)
+def test_legacy_slim_batches_same_output(tmp_path):
+    rng = np.random.default_rng(3)
+    data = tmp_path / "records"
+    data.mkdir()
+    (data / "labels.txt").write_text("0:circle\n1:square\n2:triangle\n")
+    for shard in range(2):
+        write_records(str(data / f"shapes_train-{shard:05d}-of-00002.tfrecord"), [
+            make_example({"image/encoded": encode_png(rng.integers(0, 256, (1, 16, 16, 3),
+                                                                   dtype=np.uint8))[0],
+                          "image/format": "png", "image/class/label": i % 3})
+            for i in range(10)])  # 20 images: batches of 4 drop none
+    queued = run_program(tmp_path, LEGACY / "slim_batches.py", f"--dataset_dir={data}",
+                         tf_data=False)
+    lowered = run_program(tmp_path, LEGACY / "slim_batches.py", f"--dataset_dir={data}")
+    assert lowered.stdout == queued.stdout
+    assert queued.stdout.splitlines()[0] == "read 20 of 20 images, shape (16, 16, 3)"
     assert "stays on queues" not in lowered.stderr
 
 
