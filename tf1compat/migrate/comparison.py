@@ -379,8 +379,7 @@ def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_example
     _check_flags(ordered=ordered, legacy_batched=legacy_batched,
                  reference_batched=reference_batched)
     if reference is None:
-        reference, deterministic, legacy_batched = _own_lowering(legacy, legacy_batched,
-                                                                 max_examples)
+        reference, deterministic, legacy_batched = _own_lowering(legacy, legacy_batched)
         ordered = deterministic if ordered is None else ordered
         reference_batched = legacy_batched if reference_batched is None else reference_batched
     ordered = True if ordered is None else ordered
@@ -407,7 +406,7 @@ def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_example
                             _item_summaries(*tallies), first_mismatch, mismatched, diffs)
 
 
-def _own_lowering(legacy, legacy_batched, max_examples):
+def _own_lowering(legacy, legacy_batched):
     """``(lowered dataset, deterministic, legacy_batched)`` for fetches or a SessionIterator."""
     from tf1compat.migrate.lowering import is_graph_fetches, lower
     from tf1compat.pipeline.session import SessionIterator
@@ -417,8 +416,6 @@ def _own_lowering(legacy, legacy_batched, max_examples):
         raise TypeError("compare: without a reference, legacy must be the fetches of a queue "
                         "pipeline or a SessionIterator over them (compared with their tf.data "
                         f"lowering); got {type(legacy).__name__}")
-    if max_examples is None:
-        _refuse_endless(legacy, "legacy")   # before lowering: it names the endless queue
     lowering = lower(fetches)
     if legacy_batched is None:
         legacy_batched = lowering.batched

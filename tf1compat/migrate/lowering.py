@@ -48,11 +48,6 @@ class Lowering:
         self.queues = queues      # names of the queue ops the plan replaces
 
     @property
-    def endless(self):
-        """Whether the pipeline repeats forever (a producer with ``num_epochs=None``)."""
-        return self.plan.is_endless()
-
-    @property
     def deterministic(self):
         """Whether TF1 delivers one order every run and the lowering delivers the same."""
         return self.plan.is_deterministic()

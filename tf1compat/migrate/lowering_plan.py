@@ -39,7 +39,6 @@ class Step:
 
     upstream = None
     deterministic = True        # delivers the order a one-thread TF1 pipeline delivers
-    endless = False             # repeats forever
 
     def chain(self):
         steps, step = [], self
@@ -60,9 +59,6 @@ class Step:
 
     def is_deterministic(self):
         return all(step.deterministic for step in self.chain())
-
-    def is_endless(self):
-        return any(step.endless for step in self.chain())
 
     def text(self):
         raise NotImplementedError
@@ -92,7 +88,6 @@ class Values(Step):
         self.length, self.num_epochs = length, num_epochs
         self.seeds, self.noun = seeds, noun
         self.deterministic = seeds is None or any(seeds)
-        self.endless = num_epochs is None
 
     def text(self):
         noun = self.noun[:-1] if self.length == 1 else self.noun   # "1 file"
@@ -307,10 +302,6 @@ class RoundRobin(Step):
 
     def __init__(self, branches):
         self.branches = branches
-
-    @property
-    def endless(self):
-        return any(branch.is_endless() for branch in self.branches)
 
     def text(self):
         return "round-robin(" + " | ".join(b.describe() for b in self.branches) + ")"
