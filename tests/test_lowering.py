@@ -164,6 +164,17 @@ def test_enqueue_many_dynamic_pad_and_separate_producers(tmp_path, tfrecords):
         assert_equal_to_own_lowering(joined, ordered=False, count=21)
 
 
+def test_shuffle_batch_of_values_enqueued_many_keeps_its_shuffle():
+    with tc.legacy_graph():
+        values = tf.compat.v1.train.limit_epochs(tf.constant(np.arange(20)), num_epochs=1)
+        batch = tc.shuffle_batch([values], 5, capacity=30, min_after_dequeue=10,
+                                 enqueue_many=True, seed=3, allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch)
+        assert plan.startswith("20 values, 1 epoch, in order -> shuffle(buffer 10, seed "), plan
+        report = tc.compare(batch)
+    assert report.equal and not report.ordered and report.legacy_count == 20, report
+
+
 def test_match_filenames_once(tfrecords, tmp_path):
     with tc.legacy_graph():
         files = v1.train.match_filenames_once(str(tmp_path / "part-*.tfrecord"))
@@ -422,6 +433,8 @@ def test_fetches_take_no_slim_arguments(tfrecords):
         batch = tc.batch(parsed(tfrecords)[1], 4)
         with pytest.raises(TypeError, match=r"\['num_epochs', 'shuffle'\] apply to a slim"):
             tc.to_tf_data(batch, shuffle=True, num_epochs=2)
+        with pytest.raises(TypeError, match=r"\['num_epochs', 'seed'\] apply to a slim"):
+            tc.to_tf_data(batch, num_epochs=None, seed=0)   # values that look falsy
     with pytest.raises(TypeError, match="without a reference, legacy must be the fetches"):
         tc.compare([{"a": np.zeros(2)}])
 

@@ -182,22 +182,24 @@ class GraphReader:
             raise LoweringError(queue.name, queue.type, f"also read by '{others[0].name}' "
                                 f"({others[0].type}); TF1 gives each element to one reader only")
         branches = self.branches(queue, handle)
-        producer = self.producer(branches, consumers)
-        if producer is not None:
-            return producer
         shuffle = None
         if queue.type == "RandomShuffleQueueV2":
             min_after_dequeue = queue.get_attr("min_after_dequeue")
             buffer_size = min_after_dequeue if min_after_dequeue > 0 else queue.get_attr("capacity")
             shuffle = Shuffle(None, buffer_size, (queue.get_attr("seed"), queue.get_attr("seed2")))
-        with _downstream_of(shuffle):
-            groups = collections.defaultdict(list)   # upstream queue -> [(enqueue, ...)]
-            for enqueue, threads in branches.items():
-                function = self.function(list(enqueue.inputs[1:]))
-                source = self.single_source(function, "the values enqueued", enqueue)
-                groups[_upstream_queue(source).name].append((enqueue, threads, function, source))
-            steps = [self.group_step(group) for group in groups.values()]
-        step = steps[0] if len(steps) == 1 else RoundRobin(steps)
+        # values enqueued as they are (a producer, or shuffle_batch(enqueue_many=True) over
+        # in-memory values): the queue's values, shuffled when it is a RandomShuffleQueue
+        step = self.producer(branches, consumers)
+        if step is None:
+            with _downstream_of(shuffle):
+                groups = collections.defaultdict(list)   # upstream queue -> [(enqueue, ...)]
+                for enqueue, threads in branches.items():
+                    function = self.function(list(enqueue.inputs[1:]))
+                    source = self.single_source(function, "the values enqueued", enqueue)
+                    groups[_upstream_queue(source).name].append(
+                        (enqueue, threads, function, source))
+                steps = [self.group_step(group) for group in groups.values()]
+            step = steps[0] if len(steps) == 1 else RoundRobin(steps)
         if shuffle is not None:
             shuffle.upstream = step
             return shuffle

@@ -146,6 +146,11 @@ def _read_records(files, reader, *, reader_kwargs=None, shuffle=False, num_epoch
                                 num_parallel_calls=num_parallel_reads, deterministic=True)
 
 
+def _is_default(value, default):
+    """``value`` is ``default`` itself (``seed=0`` is not ``None``, ``1.0`` not ``1``)."""
+    return value is default or (type(value) is type(default) and value == default)
+
+
 def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
                num_parallel_reads=None, *, parse_fn=None, reader=None, reader_kwargs=None,
                common_queue_capacity=256):
@@ -175,12 +180,12 @@ def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
     as usual.
     """
     if lowering.is_graph_fetches(dataset):
-        given = {name: value for name, value in (
-            ("items", items), ("shuffle", shuffle), ("num_epochs", num_epochs != 1 and num_epochs),
-            ("seed", seed), ("num_parallel_reads", num_parallel_reads), ("parse_fn", parse_fn),
-            ("reader", reader), ("reader_kwargs", reader_kwargs),
-            ("common_queue_capacity", common_queue_capacity != 256 and common_queue_capacity))
-            if value not in (None, False)}
+        arguments = {"items": items, "shuffle": shuffle, "num_epochs": num_epochs,
+                     "seed": seed, "num_parallel_reads": num_parallel_reads,
+                     "parse_fn": parse_fn, "reader": reader, "reader_kwargs": reader_kwargs,
+                     "common_queue_capacity": common_queue_capacity}
+        given = [name for name, value in arguments.items()
+                 if not _is_default(value, _DEFAULTS[name])]
         if given:
             raise TypeError(f"to_tf_data: fetches are lowered as their graph says; "
                             f"{sorted(given)} apply to a slim Dataset or file names only")
@@ -206,3 +211,9 @@ def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
     if parse is None:
         return records
     return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
+# to_tf_data's defaults: with fetches, any other value is refused
+_DEFAULTS = {name: parameter.default
+             for name, parameter in inspect.signature(to_tf_data).parameters.items()
+             if parameter.default is not inspect.Parameter.empty}
