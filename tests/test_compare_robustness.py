@@ -1,6 +1,10 @@
 """compare() facing endless pipelines, odd values and odd arguments: refused up
 front or reported naming the side, example and item; never a hang."""
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from slim_data import get_split_factory, legacy_items, make_examples, write_slim_files
@@ -128,11 +132,34 @@ def test_sides_that_are_not_iterables_of_examples_are_refused(legacy, message):
     ({"rtol": float("nan")}, ValueError, "compare: rtol must be a number >= 0, got nan"),
     ({"atol": True}, ValueError, "compare: atol must be a number >= 0, got True"),
     ({"max_examples": 2.0}, ValueError, "compare: max_examples must be a positive integer"),
+    ({"ordered": False, "atol": 0.5}, ValueError, "compare: ordered=False matches examples by "
+     "exact content fingerprints, so rtol and atol must be 0 (got rtol=0, atol=0.5)"),
 ])
 def test_odd_arguments_are_refused_naming_them(options, error, message):
     with pytest.raises(error) as excinfo:
         compare([], [], **options)
     assert str(excinfo.value).startswith(message)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_compare_with_eager_execution_off_in_the_process_says_so():
+    program = textwrap.dedent("""
+        import numpy as np
+        import tensorflow as tf
+        import tf1compat as tc
+        tf.compat.v1.disable_eager_execution()
+        with tc.legacy_graph():
+            producer = tc.slice_input_producer([np.arange(6)], num_epochs=1, shuffle=False)
+            tc.compare(tc.batch(producer, 2))
+    """)
+    completed = subprocess.run([sys.executable, "-c", program], capture_output=True,
+                               text=True, timeout=110)
+    assert completed.returncode == 1
+    assert completed.stderr.strip().splitlines()[-1].endswith(
+        "compare iterates tf.data eagerly, and eager execution is off in this process "
+        "(disable_eager_execution(), disable_v2_behavior() or tf1compat run); compare in a "
+        "process that keeps it on")
 
 
 # ------------------------------------------------------------ memory

@@ -96,6 +96,9 @@ def test_shuffle_batch_with_threads_equal_as_multisets(tfrecords):
                              "map(vectorized: 1 op: ParseExampleV2, 3 threads -> parallel) "
                              "-> prefetch(autotune)")
         assert_equal_to_own_lowering(batch, ordered=False, count=42)
+        with pytest.raises(ValueError, match="this pipeline's order depends on thread timing "
+                           "or shuffling, .* pass ordered=True to compare in order"):
+            tc.compare(batch, rtol=1e-6)
 
 
 def test_the_remainder_is_dropped_as_tf1_drops_it(tfrecords):

@@ -316,16 +316,15 @@ def _check_flags(**flags):
             raise TypeError(f"compare: {name} must be True, False or None, got {value!r}")
 
 
-def _check_arguments(ordered, rtol, atol, max_examples):
+def _check_arguments(ordered, rtol, atol, max_examples, unordered_why):
     for name, value in (("rtol", rtol), ("atol", atol)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) \
                 or not math.isfinite(value) or value < 0:
             raise ValueError(f"compare: {name} must be a number >= 0, got {value!r}")
     if not ordered and (rtol or atol):
         raise ValueError(
-            "compare: ordered=False matches examples by exact content fingerprints, so "
-            f"rtol and atol must be 0 (got rtol={rtol}, atol={atol}); compare ordered "
-            "pipelines to allow a tolerance")
+            f"compare: {unordered_why}, so rtol and atol must be 0 (got rtol={rtol}, "
+            f"atol={atol}); pass ordered=True to compare in order with a tolerance")
     if max_examples is not None and (isinstance(max_examples, bool)
                                      or not isinstance(max_examples, int)
                                      or max_examples < 1):
@@ -378,12 +377,17 @@ def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_example
     """
     _check_flags(ordered=ordered, legacy_batched=legacy_batched,
                  reference_batched=reference_batched)
+    unordered_why = "ordered=False matches examples by exact content fingerprints"
     if reference is None:
         reference, deterministic, legacy_batched = _own_lowering(legacy, legacy_batched)
+        if ordered is None and not deterministic:
+            unordered_why = ("this pipeline's order depends on thread timing or shuffling, so "
+                             "it is compared with its lowering as multisets of exact content "
+                             "fingerprints")
         ordered = deterministic if ordered is None else ordered
         reference_batched = legacy_batched if reference_batched is None else reference_batched
     ordered = True if ordered is None else ordered
-    _check_arguments(ordered, rtol, atol, max_examples)
+    _check_arguments(ordered, rtol, atol, max_examples, unordered_why)
     if max_examples is None:
         _refuse_endless(legacy, "legacy")
         _refuse_endless(reference, "reference")

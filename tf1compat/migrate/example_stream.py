@@ -234,10 +234,14 @@ def _iter_dataset(dataset, tf):
         try:
             iterator = call(dataset.as_numpy_iterator)
         except (RuntimeError, TypeError, ValueError) as e:
+            advice = ("build it in eager mode, outside `with legacy_graph():`"
+                      if call(tf.executing_eagerly) else
+                      "compare iterates tf.data eagerly, and eager execution is off in this "
+                      "process (disable_eager_execution(), disable_v2_behavior() or "
+                      "tf1compat run); compare in a process that keeps it on")
             raise ValueError(
                 "compare: cannot iterate the reference tf.data.Dataset "
-                f"({str(e).splitlines()[0]}); build it "
-                "in eager mode, outside `with legacy_graph():`") from e
+                f"({str(e).splitlines()[0]}); {advice}") from e
         end = object()
         while (value := call(next, iterator, end)) is not end:
             yield value

@@ -136,5 +136,6 @@ def replace_with_tf_data(fetches):
 def describe_lowering(fetches):
     """The tf.data chain :func:`~tf1compat.to_tf_data` builds for ``fetches``, e.g.
     ``3 files, 2 epochs, reshuffled every epoch (seed 5) -> TFRecordDataset ->
-    map(14 ops: ParseExampleV2, ...) -> shuffle(buffer 64, seed 7) -> batch(8, keep remainder)``."""
+    shuffle(buffer 64, seed 7) -> batch(8, keep remainder) -> map(vectorized: 3 ops:
+    ParseExampleV2, DecodeRaw, Reshape, 2 threads -> parallel) -> prefetch(autotune)``."""
     return lower(fetches).describe()
