@@ -36,6 +36,9 @@ def test_a_glob_matching_a_dangling_symlink_is_named_while_building(pattern, tmp
     ({"num_readers": 0}, "DatasetDataProvider: num_readers must be a positive integer, got 0"),
     ({"common_queue_capacity": 0}, "DatasetDataProvider: common_queue_capacity must be a "
                                    "positive integer (or negative for no limit), got 0"),
+    ({"common_queue_capacity": float("nan")}, "DatasetDataProvider: common_queue_capacity "
+                                              "must be a positive integer (or negative for no "
+                                              "limit), got nan"),
     ({"common_queue_min": -1}, "DatasetDataProvider: common_queue_min must be a "
                                "non-negative integer, got -1"),
 ])

@@ -68,15 +68,15 @@ def check_num_epochs(api, num_epochs):
     return check_positive_int(api, "num_epochs", num_epochs, allow_float=True)
 
 
-def check_queue_capacity(api, capacity):
+def check_queue_capacity(api, capacity, argument="capacity"):
     """A TF1 queue capacity: a number whose integer part is not 0 (negative means
     no limit, as TensorFlow's queue ops document). Capacity 0 would block every
     enqueue forever; TF1 fails on it with a ZeroDivisionError or not at all."""
     if isinstance(capacity, bool) or not isinstance(capacity, numbers.Real) \
             or not math.isfinite(capacity) or int(capacity) == 0:
         raise PipelineConfigError(
-            f"{api}: capacity must be a positive integer (or negative for no limit), "
-            f"got {capacity!r}", argument="capacity",
+            f"{api}: {argument} must be a positive integer (or negative for no limit), "
+            f"got {capacity!r}", argument=argument,
             expected="an integer >= 1, or < 0 for an unbounded queue")
     return capacity
 

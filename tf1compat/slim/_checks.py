@@ -8,7 +8,11 @@ so code written against tf-slim's ``ValueError`` keeps catching them.
 import inspect
 
 from tf1compat.errors import PipelineConfigError, UnknownItemError
-from tf1compat.pipeline._validate import check_non_negative_int, check_positive_int
+from tf1compat.pipeline._validate import (
+    check_non_negative_int,
+    check_positive_int,
+    check_queue_capacity,
+)
 from tf1compat.pipeline.queues import resolve_files
 
 
@@ -66,12 +70,8 @@ def checking_provider_arguments(original_init):
         values.apply_defaults()
         api = "DatasetDataProvider"
         check_positive_int(api, "num_readers", values.arguments["num_readers"])
-        capacity = values.arguments["common_queue_capacity"]
-        if isinstance(capacity, (int, float)) and int(capacity) == 0:
-            raise PipelineConfigError(
-                f"{api}: common_queue_capacity must be a positive integer (or negative for "
-                f"no limit), got {capacity!r}", argument="common_queue_capacity",
-                expected="an integer >= 1, or < 0 for an unbounded queue")
+        check_queue_capacity(api, values.arguments["common_queue_capacity"],
+                             argument="common_queue_capacity")
         check_non_negative_int(api, "common_queue_min", values.arguments["common_queue_min"])
         original_init(self, *args, **kwargs)
 
