@@ -4,6 +4,7 @@ slim split reading it back. Pillow writes the images and is the reference for si
 TensorFlow's decoders for pixels."""
 
 import io
+import json
 import os
 
 import numpy as np
@@ -15,6 +16,7 @@ from tf1compat import cli
 from tf1compat.convert.imagefolder import read_image_header
 from tf1compat.errors import ImageFormatError, PipelineConfigError
 from tf1compat.records.example import example_to_dict
+from tf1compat.records.sharding import STAGING_PREFIX
 from tf1compat.records.tfrecord import iter_records
 
 CLASSES = ["daisy", "roses", "tulips"]
@@ -169,6 +171,24 @@ def test_other_shard_counts_are_replaced(photos, tmp_path):
     assert sorted(os.listdir(out)) == [
         "f_train-00000-of-00002.tfrecord", "f_train-00001-of-00002.tfrecord", "labels.txt",
         "mine.txt"]
+
+
+def test_shards_a_dead_run_was_committing_are_replaced_too(photos, tmp_path):
+    folder, _ = photos
+    out = tmp_path / "out"
+    tc.imagefolder.convert(folder, out, name="f", num_shards=3, quiet=True)
+    # a run killed while committing 3 shards: its journal moves them in on the next run
+    dead = out / f"{STAGING_PREFIX}0123456789abcdef"
+    dead.mkdir()
+    moved = sorted(p.name for p in out.glob("f_train-*"))
+    for shard in moved:
+        os.replace(out / shard, dead / shard)
+    (dead / ".lock").write_text("")
+    (dead / ".commit.json").write_text(json.dumps({"move": moved, "remove": []}))
+    tc.imagefolder.convert(folder, out, name="f", num_shards=2, validation_fraction=0,
+                           quiet=True)
+    assert sorted(os.listdir(out)) == [
+        "f_train-00000-of-00002.tfrecord", "f_train-00001-of-00002.tfrecord", "labels.txt"]
 
 
 @pytest.mark.parametrize("arguments, argument", [

@@ -208,10 +208,11 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
                    validation_fraction, num_shards, seed, on_error)
     os.makedirs(output_dir, exist_ok=True)
     new_names = {n for split_names in names.values() for n in split_names}
-    stale = [os.path.basename(p) for split in SPLITS for p in glob.glob(os.path.join(
-        glob.escape(output_dir), f"{glob.escape(name)}_{split}-*-of-*.tfrecord"))
-        if os.path.basename(p) not in new_names]
     with Staging(output_dir, key) as staging:
+        # listed once entering has finished a dead run's commit, which may move shards in
+        stale = [os.path.basename(p) for split in SPLITS for p in glob.glob(os.path.join(
+            glob.escape(output_dir), f"{glob.escape(name)}_{split}-*-of-*.tfrecord"))
+            if os.path.basename(p) not in new_names]
         results = staging.write(tasks, runner, desc=name, unit="img")
         staging.commit(tasks, {"labels.txt": labels_file_text(classes)}, stale)
     split_of = {shard: split for split, shards in names.items() for shard in shards}
