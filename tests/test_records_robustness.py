@@ -319,6 +319,25 @@ def test_a_directory_fifo_or_device_target_is_refused_before_writing(tmp_path):
     assert (tmp_path / "stream").is_fifo()  # not replaced by a regular file
 
 
+def test_a_symlink_is_written_through_as_tensorflow_does(tmp_path, records):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "target.tfrecord").write_bytes(b"old contents")
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "link.tfrecord").symlink_to("../data/target.tfrecord")
+    (tmp_path / "links" / "dangling.tfrecord").symlink_to("../data/new.tfrecord")
+    tfrecord.write_records(tmp_path / "reference.tfrecord", records)
+    for link in ("link.tfrecord", "dangling.tfrecord"):
+        tfrecord.write_records(tmp_path / "links" / link, records)
+        assert (tmp_path / "links" / link).is_symlink()
+    assert sorted(p.name for p in (tmp_path / "links").iterdir()) == [
+        "dangling.tfrecord", "link.tfrecord"]
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
+        "new.tfrecord", "target.tfrecord"]
+    for target in ("target.tfrecord", "new.tfrecord"):
+        assert ((tmp_path / "data" / target).read_bytes()
+                == (tmp_path / "reference.tfrecord").read_bytes())
+
+
 def test_an_unclosed_writer_leaves_nothing_when_collected_or_at_exit(tmp_path):
     import gc
 

@@ -500,15 +500,19 @@ class TFRecordWriter:
     writer being garbage collected (or the interpreter exiting) unclosed deletes it,
     so ``path`` only ever holds a complete file. The temporary file stays locked
     while its writer lives; one left by a killed process (SIGKILL, power loss) is
-    unlocked, and the next writer of the same ``path`` removes it. A directory,
-    FIFO or device at ``path`` is refused up front. ``compression`` is None,
-    "GZIP" or "ZLIB". ``count`` is the number of records written.
+    unlocked, and the next writer of the same ``path`` removes it. A symbolic link
+    at ``path`` is written through: its target gets the records (and the temporary
+    file sits beside it). A directory, FIFO or device at ``path`` is refused up
+    front. ``compression`` is None, "GZIP" or "ZLIB". ``count`` is the number of
+    records written.
     """
 
     def __init__(self, path, compression=None):
         compression = _compression_type(compression)
         self.path = _checked_path(path, "path")
         self._final_path = os.fsdecode(self.path)  # str and bytes do not mix in os.replace
+        if os.path.islink(self._final_path):       # written through, as TensorFlow does
+            self._final_path = os.path.realpath(self._final_path)
         directory, name = os.path.split(os.path.abspath(self._final_path))
         _check_writable_target(self._final_path, directory)
         self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
