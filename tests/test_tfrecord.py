@@ -241,6 +241,27 @@ def test_failing_encode_in_a_worker_leaves_no_shard(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def _encode_or_not(item):
+    """Bytes, except for item 3 (module-level: the workers import it)."""
+    return 5 if item == 3 else str(item).encode()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("workers", [0, 1, 2])
+def test_write_sharded_names_the_output_and_the_item_that_is_not_bytes(
+        tmp_path, monkeypatch, workers):
+    monkeypatch.chdir(tmp_path)
+    os.mkdir("o2")
+    shard = r"^o2/t-00001-of-00002\.tfrecord: item 3"
+    with pytest.raises(TypeError, match=shard + " is int; expected bytes"):
+        tfrecord.write_sharded([b"a", b"b", b"c", 5, b"d"], "o2/t.tfrecord", 2,
+                               workers=workers)
+    with pytest.raises(TypeError, match=shard + ": encode returned int; expected bytes"):
+        tfrecord.write_sharded(range(5), "o2/t.tfrecord", 2, workers=workers,
+                               encode=_encode_or_not)
+    assert os.listdir("o2") == []
+
+
 # --------------------------------------------------------------- against TensorFlow
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import sys
 import uuid
 import weakref
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import google_crc32c
 import numpy as np
@@ -530,11 +530,7 @@ class TFRecordWriter:
         """Append one record (bytes-like)."""
         if self._file.closed:
             raise ValueError(f"{display_path(self.path)}: writer is closed")
-        if not isinstance(record, (bytes, bytearray, memoryview)):
-            raise TypeError(f"{display_path(self.path)}: record {self.count} is "
-                            f"{type(record).__name__}; "
-                            "expected bytes (encode it first, e.g. with "
-                            "tf1compat.records.example.make_example)")
+        _check_bytes(record, f"{display_path(self.path)}: record {self.count} is")
         record = bytes(record)
         length = _LENGTH.pack(len(record))
         crcs = _CRC.pack(masked_crc32c(length)), _CRC.pack(masked_crc32c(record))
@@ -632,9 +628,20 @@ def shard_paths(output_pattern, num_shards):
     return [f"{base}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 
-def _encode_items(encode, items):
-    """A write_sharded task's records: its items, encoded by ``encode`` when given."""
-    return items if encode is None else map(encode, items)
+def _check_bytes(record, what):
+    """Refuse a record that is not bytes-like, ``what`` (file, which record) first."""
+    if not isinstance(record, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{what} {type(record).__name__}; expected bytes (encode it first, "
+                        "e.g. with tf1compat.records.example.make_example)")
+
+
+def _encode_items(encode, path, first, step, items):
+    """A write_sharded task's records: ``encode`` of its items, which are items ``first``,
+    ``first + step``, ... of the call, bound for shard ``path`` (named in errors)."""
+    for i, item in enumerate(items):
+        record = encode(item)
+        _check_bytes(record, f"{display_path(path)}: item {first + i * step}: encode returned")
+        yield record
 
 
 def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, compression=None):
@@ -666,14 +673,18 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     names = [os.path.basename(path) for path in paths]
     directory = os.path.dirname(os.path.abspath(paths[0]))
     if encode is None:
-        _stream_round_robin(items, names, directory, compression)
+        _stream_round_robin(items, paths, directory, compression)
         return paths
     if not isinstance(items, collections.abc.Sequence):
         items = list(items)
-    to_records = functools.partial(_encode_items, encode)
-    tasks = [task for shard, name in enumerate(names) for task in sharding.build_tasks(
-        name, items[shard::num_shards], to_records, max_part_inputs=_PART_ITEMS,
-        compression=compression)]
+    tasks = []
+    for shard, (name, path) in enumerate(zip(names, paths, strict=True)):
+        done = 0    # items of the shard in its earlier parts
+        for task in sharding.build_tasks(name, items[shard::num_shards], _encode_items,
+                                         max_part_inputs=_PART_ITEMS, compression=compression):
+            tasks.append(replace(task, to_records=functools.partial(
+                _encode_items, encode, path, shard + done * num_shards, num_shards)))
+            done += len(task.inputs)
     try:
         key = sharding.plan_key("write_sharded", names, items, encode, compression)
     except Exception:  # unpicklable items (run in this process): no resuming
@@ -684,16 +695,18 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     return paths
 
 
-def _stream_round_robin(records, names, directory, compression):
-    """Write ``records`` round-robin into shards ``names``, staged, then committed."""
+def _stream_round_robin(records, paths, directory, compression):
+    """Write ``records`` round-robin into shards ``paths``, staged, then committed."""
     from tf1compat.records import sharding
 
+    names = [os.path.basename(path) for path in paths]
     shards = [sharding.ShardTask(name, (), _encode_items) for name in names]
     with sharding.Staging(directory, uuid.uuid4().hex) as staging, \
             contextlib.ExitStack() as stack:
         writers = [stack.enter_context(TFRecordWriter(os.path.join(staging.path, name),
                                                       compression)) for name in names]
         for i, record in enumerate(records):
+            _check_bytes(record, f"{display_path(paths[i % len(paths)])}: item {i} is")
             writers[i % len(writers)].write(record)
         stack.close()
         staging.commit(shards)
