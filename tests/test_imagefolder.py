@@ -6,6 +6,7 @@ TensorFlow's decoders for pixels."""
 import io
 import json
 import os
+import struct
 
 import numpy as np
 import pytest
@@ -235,17 +236,58 @@ def grey_bmp_with_palette(palette):
     return buffer.getvalue()
 
 
-@pytest.mark.parametrize("image_format, mode, options", [
+def os2_bmp(height, width):
+    """A 24-bit OS/2 BMP (12-byte BITMAPCOREHEADER), which Pillow reads but never writes."""
+    pixels = bytes((width * 3 + 3) // 4 * 4 * height)
+    offset = 14 + 12
+    return (b"BM" + struct.pack("<IHHI", offset + len(pixels), 0, 0, offset)
+            + struct.pack("<IHHHH", 12, width, height, 1, 24) + pixels)
+
+
+HEADER_KINDS = [
     ("JPEG", "RGB", {}), ("JPEG", "L", {}), ("JPEG", "RGB", {"progressive": True}),
     ("JPEG", "CMYK", {}), ("PNG", "RGB", {}), ("PNG", "RGBA", {}), ("PNG", "P", {}),
     ("PNG", "I;16", {}), ("PNG", "RGB", {"optimize": True}), ("BMP", "RGB", {}),
-    ("BMP", "RGBA", {}), ("BMP", "L", {})])
-def test_header_size_equals_pillows(rng, image_format, mode, options):
+    ("BMP", "RGBA", {}), ("BMP", "L", {})]
+
+
+def encode_kind(rng, image_format, mode, options):
+    """A seeded 23x41 image in ``mode``, encoded (a JPEG with a large EXIF segment)."""
     image = Image.fromarray(rng.integers(0, 256, (23, 41, 3), dtype=np.uint8)).convert(mode)
+    if image_format == "JPEG":
+        options = {"exif": b"Exif\0\0" + bytes(3000), **options}
     buffer = io.BytesIO()
-    image.save(buffer, image_format, exif=b"Exif\0\0" + bytes(3000), **options) \
-        if image_format == "JPEG" else image.save(buffer, image_format, **options)
-    assert read_image_header(buffer.getvalue()) == (image_format.lower(), 23, 41)
+    image.save(buffer, image_format, **options)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("image_format, mode, options", HEADER_KINDS)
+def test_header_size_equals_pillows(rng, image_format, mode, options):
+    data = encode_kind(rng, image_format, mode, options)
+    assert read_image_header(data) == (image_format.lower(), 23, 41)
+
+
+@pytest.mark.tf
+def test_what_the_header_takes_tensorflow_decodes_to_its_size(rng):
+    from tf1compat._tf import tf
+    images = [encode_kind(rng, *kind) for kind in HEADER_KINDS]
+    images.append(grey_bmp_with_palette([v for i in range(256) for v in (i, i, i)]))
+    for data in images:
+        _, height, width = read_image_header(data)
+        assert tf.io.decode_image(data, channels=3).shape == (height, width, 3)
+    assert Image.open(io.BytesIO(os2_bmp(3, 5))).size == (5, 3)    # a real image...
+    with pytest.raises(tf.errors.InvalidArgumentError):             # ...TensorFlow refuses
+        tf.io.decode_image(os2_bmp(3, 5), channels=3)
+
+
+def test_an_os2_bmp_is_refused_naming_the_file(photos, tmp_path):
+    folder, _ = photos
+    (folder / "roses" / "old.bmp").write_bytes(os2_bmp(3, 5))
+    with pytest.raises(ImageFormatError, match=r"roses/old\.bmp: an OS/2 BMP, which "
+                       "TensorFlow does not decode") as e:
+        tc.imagefolder.convert(folder, tmp_path / "out", name="f", quiet=True)
+    assert e.value.path == str(folder / "roses" / "old.bmp")
+    assert os.listdir(tmp_path / "out") == []
 
 
 @pytest.mark.parametrize("make, reason", [

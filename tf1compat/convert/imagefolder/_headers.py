@@ -3,7 +3,7 @@
 Only what slim's ``Image`` handler decodes to one ``[height, width, 3]`` image is taken
 (``tf.image.decode_image`` / ``decode_jpeg``): JPEG (baseline, extended or progressive),
 PNG, and BMP of 8 (grey), 24 or 32 bits. GIF and WebP decode to animations
-(``[frames, h, w, c]``), TIFF not at all; each gets a reason naming it.
+(``[frames, h, w, c]``), TIFF and OS/2 BMP not at all; each gets a reason naming it.
 """
 
 import struct
@@ -81,15 +81,12 @@ def _bmp_size(data):
     if len(data) < 26:
         raise ValueError("a BMP image whose header is cut off")
     (header_size,) = struct.unpack("<I", data[14:18])
-    if header_size == 12:                         # OS/2 BITMAPCOREHEADER
-        width, height, _, bits = struct.unpack("<HHHH", data[18:26])
-        compression, colors, entry = 0, 0, 3
-    elif header_size >= 40 and len(data) >= 54:
-        width, height, _, bits, compression = struct.unpack("<iiHHI", data[18:34])
-        (colors,) = struct.unpack("<I", data[46:50])
-        entry = 4
-    else:
+    if header_size == 12:                         # BITMAPCOREHEADER: 16-bit sizes
+        raise ValueError("an OS/2 BMP, which TensorFlow does not decode")
+    if header_size < 40 or len(data) < 54:
         raise ValueError(f"a BMP image with an unknown header ({header_size} bytes)")
+    width, height, _, bits, compression = struct.unpack("<iiHHI", data[18:34])
+    (colors,) = struct.unpack("<I", data[46:50])
     if compression not in (0, 3):                 # BI_RGB, BI_BITFIELDS
         raise ValueError(f"a compressed BMP (compression {compression}), which TensorFlow "
                          "does not decode")
@@ -97,17 +94,16 @@ def _bmp_size(data):
         raise ValueError(f"a {bits}-bit BMP; TensorFlow decodes 8-bit grey, 24- and "
                          "32-bit BMPs")
     start = 14 + header_size
-    if bits == 8 and not _grey_palette(data[start:start + (colors or 256) * entry], entry):
+    if bits == 8 and not _grey_palette(data[start:start + (colors or 256) * 4]):
         raise ValueError("an 8-bit BMP with a colour palette, which TensorFlow would "
                          "decode as grey levels")
     return _checked(abs(height), width, "BMP")
 
 
-def _grey_palette(palette, entry):
-    """Whether a BMP palette (``entry`` bytes per colour, B G R first) maps each index
-    to the grey level of the same value."""
-    return all(palette[i * entry:i * entry + 3] == bytes([i, i, i])
-               for i in range(len(palette) // entry))
+def _grey_palette(palette):
+    """Whether a BMP palette (4 bytes per colour, B G R first) maps each index to the
+    grey level of the same value."""
+    return all(palette[i * 4:i * 4 + 3] == bytes([i, i, i]) for i in range(len(palette) // 4))
 
 
 def _checked(height, width, name):
