@@ -32,6 +32,7 @@ import google_crc32c
 import numpy as np
 from tqdm import tqdm
 
+from tf1compat import __version__
 from tf1compat.errors import CorruptRecordError, display_path
 
 COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
@@ -660,8 +661,8 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     It is a plan of shard tasks (:mod:`tf1compat.records.sharding`): the shards are
     staged in a hidden folder beside them and moved into place together at the end,
     so if anything fails or the run is interrupted no shard changes; a run killed
-    outright is resumed by the next identical call (with ``encode``). Shows a progress
-    bar on a terminal.
+    outright is resumed by the next identical call (with ``encode``, of the same
+    tf1compat version). Shows a progress bar on a terminal.
     """
     from tf1compat.records import sharding  # it builds on this module's writer
 
@@ -686,7 +687,8 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
                 _encode_items, encode, path, shard + done * num_shards, num_shards)))
             done += len(task.inputs)
     try:
-        key = sharding.plan_key("write_sharded", names, items, encode, compression)
+        key = sharding.plan_key("write_sharded", __version__, names, items, encode,
+                                compression)
     except Exception:  # unpicklable items (run in this process): no resuming
         key = uuid.uuid4().hex
     with sharding.Staging(directory, key) as staging:
