@@ -41,3 +41,35 @@ def test_quick_conversion_bench_writes_its_rows(tmp_path, capsys):
         dataset, converter, _ = conversion.VARIANTS[row]
         images = {"cifar": 60, "photos": 30}[dataset] // (3 if converter == "classic" else 1)
         assert f"| {row} | {images} |" in table
+
+
+def test_vs_classic_divides_by_the_classic_row_wherever_it_is():
+    fast = {"images": 100, "seconds": 1.0, "rss_main_mb": 1.0, "rss_child_mb": None}
+    slow = {**fast, "seconds": 4.0}
+    results = {"photos: classic decode-per-image": [slow], "photos: tf1compat local": [fast]}
+    table = conversion._table(results, conversion._QUICK)
+    assert "| photos: tf1compat local | 100 | 1.00 | 100 | 4.0x |" in table
+    with pytest.raises(ValueError, match="no classic row for photos"):
+        conversion._table({"photos: tf1compat local": [fast]}, conversion._QUICK)
+
+
+CHILD_OF_A_LARGE_PARENT = """\
+import json, resource, subprocess, sys
+from tf1compat.benchmarks import conversion
+ballast = bytearray(200 << 20)      # the parent: 200 MB more when it starts the child
+with conversion._ChildPeak() as children:
+    subprocess.run([sys.executable, "-c",
+                    "import time; b = bytearray(40 << 20); time.sleep(0.5)"], check=True)
+print(json.dumps([children.mb, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))
+"""
+
+
+@pytest.mark.timeout(60)
+def test_child_peak_is_the_childs_own_not_its_parents_size():
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-c", CHILD_OF_A_LARGE_PARENT], check=True,
+                            capture_output=True, text=True, timeout=50)
+    child_mb, rusage_children_mb = json.loads(result.stdout)
+    assert 40 < child_mb < 100             # its 40 MB and an interpreter
+    assert rusage_children_mb > 200        # what ru_maxrss says: the parent's size at the fork

@@ -29,16 +29,23 @@ def write_text(path, text):
         f.write(text)
 
 
-def peak_rss_mb():
-    """This process's peak resident memory in MB: ``VmHWM`` on Linux, which starts
-    afresh with the program (``ru_maxrss`` keeps the parent's peak across fork and
-    exec, so a child of a process that imported TensorFlow would show its size);
-    ``ru_maxrss`` elsewhere."""
+def vm_hwm_mb(pid="self"):
+    """The peak resident memory in MB of process ``pid`` so far: Linux's ``VmHWM``,
+    which starts afresh with the program (``ru_maxrss`` keeps the parent's peak across
+    fork and exec, so a child of a process that imported TensorFlow would show its
+    size); None without ``/proc`` or once the process is gone."""
     try:
-        with open("/proc/self/status") as status:
+        with open(f"/proc/{pid}/status") as status:
             for line in status:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return None
+
+
+def peak_rss_mb():
+    """This process's peak resident memory in MB: ``VmHWM`` on Linux (see
+    :func:`vm_hwm_mb`), ``ru_maxrss`` elsewhere."""
+    peak = vm_hwm_mb()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if peak is None else peak
