@@ -219,7 +219,8 @@ def test_convert_output_dir_that_is_a_file(source, tmp_path):
 
 
 @pytest.mark.parametrize("argument, value", [
-    ("image_format", "jpeg"), ("num_shards", 0), ("workers", -1), ("num_shards", True)])
+    ("image_format", "jpeg"), ("num_shards", 0), ("workers", -1), ("workers", True),
+    ("num_shards", True)])
 def test_convert_rejects_bad_arguments(source, tmp_path, argument, value):
     with pytest.raises(PipelineConfigError) as e:
         cifar10.convert(source, tmp_path / "out", **{argument: value})
@@ -285,6 +286,14 @@ def test_one_and_two_workers_write_identical_records(converted, tmp_path):
     assert sorted(os.listdir(tmp_path)) == names
     for name in names:
         assert (tmp_path / name).read_bytes() == (one_worker / name).read_bytes(), name
+
+
+def test_zero_workers_convert_in_this_process_like_the_other_converters(converted, tmp_path):
+    folder, one_worker = converted("png", 1)
+    cifar10.convert(folder, tmp_path, workers=0, quiet=True)
+    names = sorted(os.listdir(one_worker))
+    assert sorted(os.listdir(tmp_path)) == names
+    assert all((tmp_path / n).read_bytes() == (one_worker / n).read_bytes() for n in names)
 
 
 def test_convert_memory_does_not_grow_with_dataset_size(tmp_path, monkeypatch):

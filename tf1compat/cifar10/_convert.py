@@ -281,14 +281,12 @@ def _check_positive_int(argument, value):
                                   argument=argument, expected="an integer >= 1")
 
 
-def _check_convert_arguments(image_format, num_shards, workers):
+def _check_convert_arguments(image_format, num_shards):
     if image_format not in ("png", "raw"):
         raise PipelineConfigError(
             f"image_format must be 'png' or 'raw', got {image_format!r}",
             argument="image_format", expected=["png", "raw"])
     _check_positive_int("num_shards", num_shards)
-    if workers is not None:
-        _check_positive_int("workers", workers)
 
 
 def _prepare_output_dir(output_dir):
@@ -317,8 +315,9 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     ``image/coarse_label``, and ``coarse_labels.txt``.
 
     The conversion is a plan of shard tasks (parts of at most 2500 records) run by
-    ``runner``: ``"local"``, ``workers`` processes (default: all usable cores), or
-    ``"beam"``, Apache Beam with ``beam_options`` (the ``tf1compat[beam]`` extra);
+    ``runner``: ``"local"``, ``workers`` processes (default: all usable cores; 0 or
+    1: in this process), or ``"beam"``, Apache Beam with ``beam_options`` (the
+    ``tf1compat[beam]`` extra);
     the output bytes are the same for every runner and worker count. Memory stays
     bounded whatever the dataset size (1000 records at a time per worker).
     Everything is written into a hidden staging folder inside ``output_dir`` and
@@ -330,8 +329,8 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     Shows a progress bar on a terminal; prints the summary unless ``quiet``;
     returns it as a :class:`ConversionSummary`.
     """
-    _check_convert_arguments(image_format, num_shards, workers)
-    runner = build_runner(runner, workers, beam_options)
+    _check_convert_arguments(image_format, num_shards)
+    runner = build_runner(runner, workers, beam_options)     # it checks workers
     source = _check_source(source)
     output_dir = _prepare_output_dir(output_dir)
     start = time.perf_counter()
