@@ -112,6 +112,19 @@ def test_failing_task_on_beam_raises_its_error_and_leaves_the_folder(tmp_path):
 
 
 @pytest.mark.timeout(120)
+def test_beam_raises_this_runs_failure_not_one_a_killed_run_left(tmp_path):
+    import pickle
+
+    from tf1compat.convert.beam import run_tasks
+    tasks = [*plan(), *convert.build_tasks("bad.tfrecord", range(12, 15), to_records,
+                                           max_part_inputs=5)]
+    (tmp_path / f"{tasks[0].file_name}.error").write_bytes(
+        pickle.dumps(RuntimeError("an earlier run's failure")))    # that task passes now
+    with pytest.raises(CifarFormatError, match="item 13 is bad"):
+        run_tasks(tasks, tmp_path, [])
+
+
+@pytest.mark.timeout(120)
 def test_write_shards_transform_in_a_users_pipeline(tmp_path):
     import apache_beam as beam
 

@@ -87,6 +87,9 @@ def pipeline_options(beam_options):
 def run_tasks(tasks, directory, beam_options):
     """Run ``tasks`` in a Beam pipeline writing into ``directory``. A task's failure is
     raised with its own type, the Beam error as its cause."""
+    for task in tasks:       # a killed run's failures: not this run's to raise
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(directory, task.file_name + _ERROR_SUFFIX))
     try:
         with beam.Pipeline(options=pipeline_options(beam_options)) as pipeline:
             _ = (pipeline | "tasks" >> beam.Create(list(tasks))
