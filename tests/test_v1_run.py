@@ -38,6 +38,8 @@ PROBE = """
     from tensorflow.contrib.quantize import create_training_graph
     from tensorflow.python_io import TFRecordWriter
     from tensorflow.python.ops import control_flow_ops
+    from tensorflow.python.tools import freeze_graph, inspect_checkpoint  # not loaded by TF
+    from tensorflow.contrib.slim.nets import resnet_v1
     import helper  # a module of the program's own folder
 
     tf.app.flags.DEFINE_integer("steps", 1, "steps")
@@ -53,7 +55,8 @@ PROBE = """
         print("graph mode", not tf.executing_eagerly(), x.get_shape()[1].value)
         print("slim", slim.fully_connected is tf_slim.fully_connected,
               framework.arg_scope is tf_slim.arg_scope, TFRecordWriter is tf.io.TFRecordWriter)
-        print("private", control_flow_ops.__name__)
+        print("private", control_flow_ops.__name__, freeze_graph.__name__,
+              inspect_checkpoint.__name__, resnet_v1.resnet_v1_50.__module__)
         print("library", hasattr(library_tf, "contrib"), sys.modules["tensorflow"].__name__,
               hasattr(sys.modules["tensorflow"], "contrib"))
         with tf.Session() as sess:
@@ -80,7 +83,9 @@ def test_program_gets_tf1_and_contrib_libraries_keep_tf2_exit_status_kept(tmp_pa
     lines = result.stdout.splitlines()
     assert lines[:2] == ["steps 4 argv ['extra']", "tf1 True True True"]
     assert lines[2:6] == ["graph mode True 5", "slim True True True",
-                          "private tensorflow.python.ops.control_flow_ops",
+                          "private tensorflow.python.ops.control_flow_ops "
+                          "tensorflow.python.tools.freeze_graph "
+                          "tensorflow.python.tools.inspect_checkpoint tf_slim.nets.resnet_v1",
                           "library False tensorflow False"]
     assert lines[6] == "run 6"
     assert lines[7] == ("unsupported UnsupportedTF1Error tf.contrib.quantize.create_training_graph"

@@ -19,6 +19,7 @@ import builtins
 import functools
 import os
 import site
+import sys
 import sysconfig
 import threading
 
@@ -107,6 +108,10 @@ def install_import_hook(resolve, prepare=None):
         module = resolve(name)
         if module is None:  # a module of TensorFlow's own, e.g. tensorflow.python.ops
             module = original(name, globals, locals, fromlist, level)
+        elif fromlist and sys.modules.get(module.__name__) is module:
+            # A real package (tensorflow.python.tools, tf_slim.nets): the import
+            # machinery loads the submodules ``from X import Y`` names.
+            module = original(module.__name__, globals, locals, fromlist, 0)
         return module if fromlist else resolve("tensorflow")
 
     __import__.__tf1compat_hook__ = True
