@@ -197,3 +197,30 @@ def test_slim_program_reads_every_record_in_order_without_runner_threads(tmp_pat
                 for part in (records[i:i + 5] for i in range(0, 21, 5))]
     assert lowered.stdout.splitlines() == ["runner threads 0", *expected, "end of data"]
     assert "stays on queues" not in lowered.stderr
+
+
+def test_each_prefetch_dequeue_on_tf_data_takes_its_own_batch(monkeypatch):
+    """slim's model_deploy dequeues once per clone: two dequeues fetched in one
+    sess.run give two consecutive batches, as on queues; every value comes once."""
+    import tf1compat as tc
+    from tf1compat._tf import v1
+    from tf1compat.v1 import queue_runtime, tf_data_mode
+    from tf1compat.v1.namespace import tensorflow_module
+
+    for name in queue_runtime.BATCHING_NAMES:  # restored after the test
+        monkeypatch.setitem(queue_runtime.QUEUE_API, name, queue_runtime.QUEUE_API[name])
+    monkeypatch.setattr(tf_data_mode, "_installed", False)
+    tf_data_mode.install()
+    tf1 = tensorflow_module()
+    with tc.legacy_graph():
+        queue = tf1.train.input_producer(v1.range(12), num_epochs=1, shuffle=False)
+        batch = tf1.train.batch({"x": queue.dequeue()}, 2)
+        assert batch["x"].op.type == "IteratorGetNext"  # lowered, not a queue
+        prefetched = tf1.contrib.slim.prefetch_queue.prefetch_queue(batch)
+        clones = [prefetched.dequeue()["x"] for _ in range(2)]
+        with v1.Session() as sess:
+            sess.run(v1.local_variables_initializer())
+            runs = [sorted(b.tolist() for b in sess.run(clones)) for _ in range(3)]
+            with pytest.raises(v1.errors.OutOfRangeError):
+                sess.run(clones)
+    assert runs == [[[4 * i, 4 * i + 1], [4 * i + 2, 4 * i + 3]] for i in range(3)]

@@ -8,8 +8,9 @@ before), then lowers it inside the program's graph
 one-shot iterator's ``get_next()``, and the lowered queues lose their queue
 runners, so no runner thread reads for them. A pipeline that cannot be lowered
 stays on queues, with one warning naming why.
-slim's ``prefetch_queue`` over batches straight from tf.data passes them on (the
-dataset prefetches already); over anything else it stays a queue.
+slim's ``prefetch_queue`` over batches straight from tf.data takes them from the
+same iterator (the dataset prefetches already), one element per ``dequeue()``;
+over anything else it stays a queue.
 """
 
 import functools
@@ -43,15 +44,29 @@ def _on_tf_data(name, batching):
 
 
 class _Prefetched:
-    """What ``prefetch_queue`` returns over batches from tf.data: ``dequeue()`` gives
-    them back (tf.data already prefetches them)."""
+    """What ``prefetch_queue`` returns over batches from tf.data (which already
+    prefetches): each ``dequeue()`` takes the next element from the same iterator,
+    as each dequeue of a queue takes its own batch (slim's model_deploy dequeues
+    once per clone)."""
 
     def __init__(self, tensors):
         self._tensors = tensors
 
     def dequeue(self, name=None):
         with tf.name_scope(name or "prefetched"):
-            return tf.nest.map_structure(tf.identity, self._tensors)
+            taken = {}  # IteratorGetNext op -> this dequeue's outputs of it
+
+            def take(tensor):
+                op = tensor.op
+                if op not in taken:
+                    taken[op] = tf.raw_ops.IteratorGetNext(
+                        iterator=op.inputs[0], output_types=op.get_attr("output_types"),
+                        output_shapes=op.get_attr("output_shapes"))
+                value = taken[op][tensor.value_index]
+                value.set_shape(tensor.shape)
+                return value
+
+            return tf.nest.map_structure(take, self._tensors)
 
 
 def _prefetch_on_tf_data(prefetch_queue):
