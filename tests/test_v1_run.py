@@ -213,11 +213,28 @@ def test_missing_program_and_module_exit_2_naming_them(tmp_path, capsys, monkeyp
     assert "no module named 'no_such_package_xyz'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("grace", [0, -1, "10", True])
+@pytest.mark.parametrize("grace", [0, -1, "10", True, float("nan"), float("-inf")])
 def test_bad_grace_period_is_refused(grace):
     from tf1compat.v1 import install
     with pytest.raises(ValueError, match="grace_period must be a positive number"):
         install(grace_period=grace)
+
+
+@pytest.mark.timeout(60)
+def test_infinite_grace_period_never_checks(monkeypatch):
+    """``--grace-period inf``: TF1's behaviour, a starved run waits (here until its own
+    timeout) instead of raising QueueRunnersNotStartedError."""
+    import tf1compat as tc
+    from tf1compat._tf import v1
+    from tf1compat.v1 import queue_runtime
+
+    monkeypatch.setitem(queue_runtime.settings, "grace_period", float("inf"))
+    with tc.legacy_graph():
+        batch = tc.batch([tc.input_producer(v1.range(4), shuffle=False).dequeue()], 2)
+        with queue_runtime.Session() as sess:
+            assert sess.run(v1.constant(2) * 3) == 6
+            with pytest.raises(v1.errors.DeadlineExceededError):  # never started: TF1 waits
+                sess.run(batch, options=v1.RunOptions(timeout_in_ms=300))
 
 
 def test_install_refuses_a_missing_folder(tmp_path):

@@ -348,7 +348,7 @@ def _add_run(subparsers):
                    help="TARGET is a module name, run like `python -m TARGET`")
     p.add_argument("--grace-period", type=float, default=None, metavar="SECONDS",
                    help="how long sess.run waits on queues whose runners were never started "
-                        "before failing (default 10)")
+                        "before failing (default 10; inf: wait forever, as TF1)")
     p.add_argument("--tf-data", action="store_true",
                    help="batching calls (tf.train.batch & co.) build their pipelines as "
                         "tf.data inside the graph instead of queues; a pipeline that cannot "

@@ -43,7 +43,8 @@ def install(paths=None, *, grace_period=None, tf_data=False):
     imports it (default: the folder of ``__main__``'s file, else the current
     folder); code without a file running as ``__main__`` (notebook cells) always
     does. ``grace_period``: seconds a ``sess.run`` waits on queues whose runners
-    were never started before raising ``QueueRunnersNotStartedError`` (default 10).
+    were never started before raising ``QueueRunnersNotStartedError`` (default 10;
+    ``float("inf")``: wait forever, as TF1).
     ``tf_data``: batching calls build their pipelines as tf.data inside the graph
     instead of queues (:mod:`tf1compat.v1.tf_data_mode`; for the whole process).
 

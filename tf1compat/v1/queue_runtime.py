@@ -16,9 +16,10 @@ that reach the program naming file, record and offset, and no silent hang.
   raise a runner's explained error instead of "FIFOQueue ... is closed and has
   insufficient elements", and stop a ``run`` waiting on queues whose runners were
   never started with :class:`~tf1compat.errors.QueueRunnersNotStartedError` after
-  :data:`settings` ``["grace_period"]`` seconds.
+  :data:`settings` ``["grace_period"]`` seconds (``inf``: never, as TF1).
 """
 
+import math
 import threading
 import weakref
 
@@ -195,9 +196,12 @@ class _RunModeSession:
     """``run`` and ``close`` of run mode's sessions (mixed into TF's classes)."""
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        waiting = _queues_never_fed(self, fetches, feed_dict)
-        grace_ms = int(settings["grace_period"] * 1000)
-        if not waiting or (options is not None and 0 < options.timeout_in_ms <= grace_ms):
+        grace = settings["grace_period"]
+        waiting = math.isfinite(grace) and _queues_never_fed(self, fetches, feed_dict)
+        if not waiting:
+            return self._run_reporting(fetches, feed_dict, options, run_metadata)
+        grace_ms = int(grace * 1000)
+        if options is not None and 0 < options.timeout_in_ms <= grace_ms:
             return self._run_reporting(fetches, feed_dict, options, run_metadata)
         bounded = v1.RunOptions()
         if options is not None:
