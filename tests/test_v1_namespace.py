@@ -191,3 +191,48 @@ def test_readme_lists_every_contrib_module():
     from tf1compat.v1.contrib import CONTRIB
     readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert [name for name in CONTRIB if f"| `{name}` |" not in readme] == []
+
+
+@pytest.mark.timeout(30)
+def test_lazy_attribute_survives_a_failing_factory_and_a_race():
+    import threading
+    import time
+
+    from tf1compat.v1.proxy import ProxyModule
+
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise ImportError("first build fails")
+        return object()
+
+    module = ProxyModule("tensorflow.contrib", lazy={"slim": flaky}, fallback=lambda name: None)
+    with pytest.raises(ImportError, match="first build fails"):
+        module.slim  # noqa: B018
+    built = module.slim  # the factory is kept for the next access, not lost
+    assert module.slim is built and len(calls) == 2
+
+    started = threading.Barrier(2)
+
+    def slow():
+        time.sleep(0.2)
+        return object()
+
+    module = ProxyModule("tensorflow.contrib", lazy={"slim": slow}, fallback=lambda name: None)
+    seen, failures = [], []
+
+    def first_access():
+        started.wait()
+        try:
+            seen.append(module.slim)
+        except AttributeError as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=first_access) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and len(seen) == 2 and seen[0] is seen[1] is module.slim

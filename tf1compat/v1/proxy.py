@@ -1,7 +1,9 @@
 """Module objects assembled from parts: the building block of run mode's ``tensorflow``.
 
 A :class:`ProxyModule` answers an attribute from, in order: its own attributes,
-``lazy`` factories (called on first use, result kept), the replaceable
+``lazy`` factories (called on first use, result kept; a factory that raises is
+tried again on the next access, and threads racing on first use all get the
+first value built), the replaceable
 :data:`~tf1compat.v1.queue_runtime.QUEUE_API` table (looked up on every access,
 so a replaced entry takes effect at once), ``base`` and ``fallback(name)``.
 Unsupported names are :func:`unsupported` placeholders: they import and resolve
@@ -9,6 +11,7 @@ like anything else and raise :class:`~tf1compat.errors.UnsupportedTF1Error`
 only when called.
 """
 
+import threading
 import types
 
 from tf1compat.errors import UnsupportedTF1Error
@@ -18,6 +21,7 @@ __all__ = ["ProxyModule", "unsupported", "unsupported_module", "unsupported_alte
 
 _STATE = "_tf1compat_proxy"
 _ALTERNATIVE = "_tf1compat_alternative"
+_publishing = threading.Lock()
 
 
 def tf1_name(module_name, name=None):
@@ -44,10 +48,16 @@ class ProxyModule(types.ModuleType):
 
     def __getattr__(self, name):
         base, lazy, table, prefix, fallback = vars(self)[_STATE]
-        if name in lazy:
-            value = lazy.pop(name)()
-            setattr(self, name, value)
-            return value
+        factory = lazy.get(name)
+        if factory is not None:
+            value = factory()  # if it raises, the factory stays for the next access
+            with _publishing:  # the first value built is the one every thread gets
+                if name in lazy:
+                    setattr(self, name, value)
+                    del lazy[name]
+            return vars(self)[name]
+        if name in vars(self):  # another thread published it since this lookup began
+            return vars(self)[name]
         if table is not None and prefix + name in table:
             return table[prefix + name]
         reason = ""
