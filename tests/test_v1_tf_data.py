@@ -199,17 +199,29 @@ def test_slim_program_reads_every_record_in_order_without_runner_threads(tmp_pat
     assert "stays on queues" not in lowered.stderr
 
 
-def test_each_prefetch_dequeue_on_tf_data_takes_its_own_batch(monkeypatch):
+def test_each_prefetch_dequeue_on_tf_data_takes_its_own_batch(monkeypatch, request):
     """slim's model_deploy dequeues once per clone: two dequeues fetched in one
-    sess.run give two consecutive batches, as on queues; every value comes once."""
+    sess.run give two consecutive batches, as on queues; every value comes once.
+    start_queue_runners finds no runners, and TensorFlow's notice about it is dropped."""
+    import functools
+    import logging
+
     import tf1compat as tc
-    from tf1compat._tf import v1
+    from tf1compat._tf import tf, v1
     from tf1compat.v1 import queue_runtime, tf_data_mode
     from tf1compat.v1.namespace import tensorflow_module
 
     for name in queue_runtime.BATCHING_NAMES:  # restored after the test
         monkeypatch.setitem(queue_runtime.QUEUE_API, name, queue_runtime.QUEUE_API[name])
     monkeypatch.setattr(tf_data_mode, "_installed", False)
+    logger = tf.get_logger()
+    monkeypatch.setattr(logger, "filters", list(logger.filters))
+    notices = []
+    handler = logging.Handler()
+    handler.emit = lambda record: notices.append(record.getMessage())
+    monkeypatch.setattr(logger, "handlers", [*logger.handlers, handler])
+    request.addfinalizer(functools.partial(logger.setLevel, logger.level))
+    logger.setLevel(logging.WARNING)  # run mode's level (tf1compat keeps it at ERROR)
     tf_data_mode.install()
     tf1 = tensorflow_module()
     with tc.legacy_graph():
@@ -220,7 +232,9 @@ def test_each_prefetch_dequeue_on_tf_data_takes_its_own_batch(monkeypatch):
         clones = [prefetched.dequeue()["x"] for _ in range(2)]
         with v1.Session() as sess:
             sess.run(v1.local_variables_initializer())
+            assert tf1.train.start_queue_runners(sess) == []
             runs = [sorted(b.tolist() for b in sess.run(clones)) for _ in range(3)]
             with pytest.raises(v1.errors.OutOfRangeError):
                 sess.run(clones)
     assert runs == [[[4 * i, 4 * i + 1], [4 * i + 2, 4 * i + 3]] for i in range(3)]
+    assert [n for n in notices if "no queue runners" in n] == []

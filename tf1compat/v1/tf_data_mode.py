@@ -6,7 +6,8 @@ first builds the queue pipeline as usual (so every argument is validated as
 before), then lowers it inside the program's graph
 (:func:`~tf1compat.migrate.lowering.replace_with_tf_data`): the call returns a
 one-shot iterator's ``get_next()``, and the lowered queues lose their queue
-runners, so no runner thread reads for them. A pipeline that cannot be lowered
+runners, so no runner thread reads for them (and TensorFlow's notice that
+``start_queue_runners`` found none is dropped). A pipeline that cannot be lowered
 stays on queues, with one warning naming why.
 slim's ``prefetch_queue`` over batches straight from tf.data takes them from the
 same iterator (the dataset prefetches already), one element per ``dequeue()``;
@@ -80,14 +81,22 @@ def _prefetch_on_tf_data(prefetch_queue):
     return prefetch_on_tf_data
 
 
+def _drop_no_runners_notice(record):
+    """The lowered pipelines' runners are gone: TensorFlow's "start_queue_runners()
+    was called when no queue runners were defined" is about that, not the program."""
+    return "was called when no queue runners were defined" not in record.getMessage()
+
+
 _installed = False
 
 
 def install():
-    """Make the batching calls of run mode build tf.data (idempotent)."""
+    """Make the batching calls of run mode build tf.data (idempotent), and drop
+    TensorFlow's notice that ``start_queue_runners`` found no runners."""
     global _installed
     if _installed:
         return
+    tf.get_logger().addFilter(_drop_no_runners_notice)
     api = queue_runtime.QUEUE_API
     for name in queue_runtime.BATCHING_NAMES:
         api[name] = (_prefetch_on_tf_data(api[name]) if name == _PREFETCH
