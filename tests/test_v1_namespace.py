@@ -125,11 +125,18 @@ def test_every_contrib_module_of_the_table_builds(tf1):
 def test_unknown_names_raise_attribute_and_module_not_found_errors(tf1):
     from tf1compat.v1.namespace import resolve
 
-    with pytest.raises(AttributeError, match=r"contrib had no such module; run mode knows "
-                                             r"\['autograph', "):
+    with pytest.raises(AttributeError, match=r"'nosuch': tf1compat run mode does not provide "
+                                             r"it; it provides \['autograph', "):
         tf1.contrib.nosuch  # noqa: B018
     with pytest.raises(ModuleNotFoundError, match="No module named 'tensorflow.contrib.nosuch'"):
         resolve("tensorflow.contrib.nosuch")
+    with pytest.raises(ModuleNotFoundError, match=(
+            r"'tensorflow.contrib.layers.python.layers': tf1compat run mode does not provide "
+            r"it; import tf.contrib's modules themselves \(module 'tf.contrib.layers' has no "
+            r"attribute 'python'\)")):
+        resolve("tensorflow.contrib.layers.python.layers")
+    with pytest.raises(UnsupportedTF1Error, match="tf.experimental.tensorrt.Converter"):
+        resolve("tensorflow.contrib.tensorrt").create_inference_graph(None, [])
     with pytest.raises(AttributeError, match="module 'tf.contrib.framework' has no attribute"):
         tf1.contrib.framework.not_a_name  # noqa: B018
     with pytest.raises(AttributeError, match="`dense` is not available with Keras 3"):
@@ -185,12 +192,21 @@ def test_install_gives_code_without_a_file_tf1_idempotently():
                                           "False tf1compat.pipeline.queues", "[0, 1, 2, 3, 4]"]
 
 
-def test_readme_lists_every_contrib_module():
+def test_readme_contrib_tables_match_the_entries():
     import pathlib
+    import re
 
     from tf1compat.v1.contrib import CONTRIB
     readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert [name for name in CONTRIB if f"| `{name}` |" not in readme] == []
+    section = readme[readme.index("### `tf.contrib` in run mode"):
+                     readme.index("### Classic programs")]
+    rows = [[cell.strip() for cell in row.split(" | ")]
+            for row in re.findall(r"^\| `(.+) \|$", section, re.MULTILINE)
+            if not row.startswith("tf.contrib.`")]  # the headers
+    assert {row[0].rstrip("`"): row[1] for row in rows} == {
+        name: spec.maps_to or spec.alternative for name, spec in CONTRIB.items()}
+    without = sum(spec.maps_to is None for spec in CONTRIB.values())
+    assert f"The other {without} modules have no counterpart" in section
 
 
 @pytest.mark.timeout(30)

@@ -1,8 +1,8 @@
 """``tensorflow.contrib`` in run mode: each TF 1.15 contrib module mapped to what
 provides it on TensorFlow 2, or to placeholders naming the alternative.
 
-:data:`CONTRIB` is the table (the README's contrib table is made from the same
-entries): module name -> :class:`ContribModule`. A mapped module answers from its
+:data:`CONTRIB` is the table (the README's contrib tables show the same entries,
+compared by a test): module name -> :class:`ContribModule`. A mapped module answers from its
 ``extras`` first, then its ``bases`` in order; names listed in ``unsupported``
 and every name of a module without counterpart are placeholders
 (:func:`~tf1compat.v1.proxy.unsupported`): they import fine and raise
@@ -222,6 +222,8 @@ _WITHOUT_COUNTERPART = {
     "summary": "tf.summary (TensorFlow 2: create_file_writer, scalar, ...)",
     "tensor_forest": "TensorFlow Decision Forests",
     "tensorboard": "tensorboard.plugins.projector",
+    "tensorrt": "tf.experimental.tensorrt.Converter (TF-TRT; needs TensorFlow built with "
+                "TensorRT)",
     "testing": "tf.test",
     "tfprof": "tf.profiler",
     "timeseries": "tf.keras models (no TensorFlow 2 counterpart)",
@@ -270,8 +272,8 @@ def build_contrib(table):
 
     def unknown(name):
         raise AttributeError(
-            f"module 'tf.contrib' has no attribute {name!r}: TensorFlow 1.15's contrib had "
-            f"no such module; run mode knows {sorted(CONTRIB)}")
+            f"module 'tf.contrib' has no attribute {name!r}: tf1compat run mode does not "
+            f"provide it; it provides {sorted(CONTRIB)}")
 
     return ProxyModule("tensorflow.contrib", lazy=lazy, fallback=unknown,
                        doc="tf.contrib in tf1compat run mode; see tf1compat.v1.contrib.CONTRIB")

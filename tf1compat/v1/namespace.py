@@ -57,8 +57,9 @@ def resolve(dotted):
             node = getattr(node, part)
         except AttributeError as e:
             if dotted.startswith("tensorflow.contrib."):
-                raise ModuleNotFoundError(f"No module named {dotted!r}: {e}",
-                                          name=dotted) from None
+                raise ModuleNotFoundError(
+                    f"No module named {dotted!r}: tf1compat run mode does not provide it; "
+                    f"import tf.contrib's modules themselves ({e})", name=dotted) from None
             return None
         if not isinstance(node, types.ModuleType):
             return None
