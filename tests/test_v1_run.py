@@ -211,6 +211,15 @@ def test_missing_program_and_module_exit_2_naming_them(tmp_path, capsys, monkeyp
     assert f"cannot open '{tmp_path / 'nope.py'}': no such file" in capsys.readouterr().err
     assert cli.main(["run", "-m", "no_such_package_xyz.train"]) == 2
     assert "no module named 'no_such_package_xyz'" in capsys.readouterr().err
+    assert str(tmp_path) not in sys.path  # the folder searched is not left behind
+
+
+def test_traceback_starts_at_the_program_not_a_folder_named_like_the_package():
+    from tf1compat.v1 import program
+
+    v1_folder = os.path.dirname(program.__file__)
+    assert program._internal_frame(os.path.join(v1_folder, "scope.py"))
+    assert not program._internal_frame(os.path.dirname(v1_folder) + "_extra/train.py")
 
 
 @pytest.mark.parametrize("grace", [0, -1, "10", True, float("nan"), float("-inf")])

@@ -102,8 +102,12 @@ def _exit_status(code):
     return 1
 
 
+_PACKAGE_FOLDER = os.path.dirname(os.path.dirname(__file__)) + os.sep
+
+
 def _internal_frame(filename):
-    return filename.startswith(os.path.dirname(os.path.dirname(__file__))) or \
+    """A frame of tf1compat or runpy (not of a sibling folder such as ``tf1compat_x``)."""
+    return filename.startswith(_PACKAGE_FOLDER) or \
         os.path.basename(filename) == "runpy.py" or filename.startswith("<frozen runpy")
 
 
@@ -166,7 +170,8 @@ def run_module(module, args=(), *, grace_period=None, tf_data=False):
     except (ImportError, ValueError):
         top_spec = None
     if top_spec is None or (top_spec.origin is None and not top_spec.submodule_search_locations):
-        raise ProgramNotFoundError(f"no module named {top!r} (searched {sys.path[0]!r} and "
+        folder = sys.path.pop(0)  # nothing runs: leave sys.path as it was
+        raise ProgramNotFoundError(f"no module named {top!r} (searched {folder!r} and "
                                    "the installed packages)")
     install([_module_root(top_spec)], grace_period=grace_period, tf_data=tf_data)
     try:
