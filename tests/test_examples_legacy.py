@@ -231,7 +231,7 @@ def test_check_names_unsupported_contrib_and_removed_names_with_lines(tmp_path, 
         [f"{tmp_path / 'py2.py'}:1", "<file>"]]
     assert "use tensorflow_model_optimization's quantization-aware training" in out[1]
     assert "`dense` is not available with Keras 3" in out[4]
-    assert "TensorFlow 1.15's contrib had no such module" in out[5]
+    assert "tf1compat run mode does not provide it" in out[5]
     assert "not valid Python 3" in out[6]
     assert out[-1] == "3 file(s) checked: 7 unsupported name(s) in 2 file(s)"
 
