@@ -81,10 +81,17 @@ def check_queue_capacity(api, capacity, argument="capacity"):
     return capacity
 
 
-def check_batching(api, batch_size, capacity, num_threads=1):
-    require_graph_mode(api)
+def check_batching(api, batch_size, capacity, num_threads=1, *, eager_error=RuntimeError,
+                   unbounded=False):
+    """Graph mode (else ``eager_error``), a positive ``batch_size`` (or a tensor) and
+    ``num_threads``, and a positive ``capacity``, or with ``unbounded`` a TF1 queue
+    capacity (negative: no limit)."""
+    require_graph_mode(api, eager_error)
     check_positive_int(api, "batch_size", batch_size, allow_tensor=True)
-    check_positive_int(api, "capacity", capacity)
+    if unbounded:
+        check_queue_capacity(api, capacity)
+    else:
+        check_positive_int(api, "capacity", capacity)
     check_positive_int(api, "num_threads", num_threads)
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline._validate import (
+    check_batching,
     check_non_negative_int,
     check_num_epochs,
     check_positive_int,
@@ -506,10 +507,9 @@ class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
 # ---------------------------------------------------------------------- batching
 
 def _check_batching(api, batch_size, capacity, num_threads=1):
-    require_graph_mode(api, ValueError)  # TF1's batching raises ValueError in eager mode
-    check_positive_int(api, "batch_size", batch_size, allow_tensor=True)
-    check_queue_capacity(api, capacity)
-    check_positive_int(api, "num_threads", num_threads)
+    # TF1's batching raises ValueError in eager mode; its queues take any capacity but 0
+    check_batching(api, batch_size, capacity, num_threads, eager_error=ValueError,
+                   unbounded=True)
 
 
 def _is_single_tensor(value):
