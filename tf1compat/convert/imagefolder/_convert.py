@@ -16,9 +16,9 @@ from tf1compat.convert.runners import build_runner
 from tf1compat.errors import ImageFormatError, PipelineConfigError
 from tf1compat.records.example import make_example
 from tf1compat.records.sharding import SkippedInput, Staging, build_tasks, plan_key
+from tf1compat.records.tfrecord import ON_ERROR_CHOICES
 
 SPLITS = ("train", "validation")
-ON_ERROR_CHOICES = ("raise", "skip")
 _SHARD_BYTES = 128 << 20    # num_shards=None: about this much image data per shard
 _PART_IMAGES = 512          # images per task (one fsync each)
 
