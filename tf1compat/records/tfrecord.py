@@ -702,7 +702,8 @@ def _stream_round_robin(records, paths, directory, compression):
     from tf1compat.records import sharding
 
     names = [os.path.basename(path) for path in paths]
-    shards = [sharding.ShardTask(name, (), _encode_items) for name in names]
+    # written here, not by a runner: the commit only needs their names
+    shards = [sharding.ShardTask(name, (), to_records=None) for name in names]
     with sharding.Staging(directory, uuid.uuid4().hex) as staging, \
             contextlib.ExitStack() as stack:
         writers = [stack.enter_context(TFRecordWriter(os.path.join(staging.path, name),
