@@ -28,7 +28,7 @@ from tf1compat.pipeline.fastpath import files_read_by
 from tf1compat.pipeline.queues import READER_OPS, queue_files
 from tf1compat.records import tfrecord
 
-__all__ = ["explain_runner_error", "failing_op", "EXPLAINED_MARK"]
+__all__ = ["explain_runner_error", "failing_op", "ancestors", "EXPLAINED_MARK"]
 
 # Appended to every explained message; an error carrying it is not explained twice.
 EXPLAINED_MARK = "\n[tf1compat] "
@@ -170,7 +170,7 @@ def _size_or_zero(path):
 
 # ------------------------------------------------------------ per-example errors
 
-def _ancestors(tensors_or_ops, stop):
+def ancestors(tensors_or_ops, stop):
     """Ops reachable backwards from ``tensors_or_ops``; ``stop(op)`` True ends a path."""
     pending = [getattr(t, "op", t) for t in tensors_or_ops]
     seen = set()
@@ -193,7 +193,7 @@ def _enqueued_components(graph, op=None):
     for runner in graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
         for enqueue in runner.enqueue_ops:
             components = list(enqueue.inputs[1:])
-            if components and (op is None or op in _ancestors(
+            if components and (op is None or op in ancestors(
                     components, lambda o: o.type in _READ_OPS)):
                 groups.append(components)
     return groups
@@ -238,7 +238,7 @@ def _record_sources(targets, graph):
             return True
         return False
 
-    _ancestors(targets, stop)
+    ancestors(targets, stop)
     if not isolated or not sources:
         return None
     readers = [read for read, _ in sources.values()]
@@ -320,7 +320,7 @@ def _replay_failing_record(error, op, graph, session, deadline):
         if sources is None or all(t in sources for t in targets):
             continue
         source_ops = frozenset(t.op for t in sources)
-        if op is not None and op not in _ancestors(targets, source_ops.__contains__):
+        if op is not None and op not in ancestors(targets, source_ops.__contains__):
             continue
         found, searched = _replay(session, targets, sources, wanted, deadline)
         if found is not None:

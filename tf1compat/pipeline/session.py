@@ -23,7 +23,7 @@ import weakref
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.fastpath import files_read_by
 from tf1compat.pipeline.queues import READER_OPS, check_reader_queues, queue_files
-from tf1compat.pipeline.runner_errors import explain_runner_error, failing_op
+from tf1compat.pipeline.runner_errors import ancestors, explain_runner_error, failing_op
 
 __all__ = ["SessionIterator"]
 
@@ -47,18 +47,11 @@ def _graph_of(fetches):
 
 def _files_read_by_runner(runner):
     """Files the readers behind a queue runner's enqueue ops read, where known."""
-    files, seen, ops = [], set(), list(runner.enqueue_ops)
-    while ops:
-        op = ops.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        found = queue_files(op.inputs[1]) if op.type in READER_OPS else None
-        if found:
-            files.extend(found)
-        else:
-            ops.extend(tensor.op for tensor in op.inputs)
-    return list(dict.fromkeys(files))
+    def is_read(op):
+        return op.type in READER_OPS
+
+    reads = sorted(filter(is_read, ancestors(runner.enqueue_ops, is_read)), key=lambda op: op.name)
+    return list(dict.fromkeys(f for op in reads for f in queue_files(op.inputs[1]) or ()))
 
 
 def _check_arguments(fetches, config, timeout, join_timeout):
