@@ -54,7 +54,7 @@ settings = {"grace_period": 10.0}
 
 _DEQUEUE_OPS = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
                           "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo"})
-_READ_OPS = frozenset({"ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo"})
+_READ_OPS = frozenset(queues.READER_OPS)
 _CLOSE_THREAD_SUFFIX = "-close_on_stop"  # name QueueRunner gives its closing thread
 _UPSTREAM_CACHE_SIZE = 64
 
