@@ -22,7 +22,8 @@ import sys
 
 import numpy as np
 
-from tf1compat.benchmarks import atomic_output, write_text
+from tf1compat.benchmarks import write_text
+from tf1compat.records._files import atomic_output
 
 BATCH_SIZE = 128
 FULL = {"examples": 50_000, "rounds": 5, "shuffle_buffer": 1024, "one_process": False}

@@ -41,6 +41,7 @@ from multiprocessing.connection import Connection, wait
 import cloudpickle
 from tqdm import tqdm
 
+from tf1compat.records._files import atomic_output
 from tf1compat.records.tfrecord import TFRecordWriter
 
 STAGING_PREFIX = ".tf1compat-staging-"
@@ -147,14 +148,8 @@ def _read_result(directory, task):
 
 def _write_json(path, data):
     """Write ``data`` as JSON to ``path`` atomically."""
-    temporary = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "w") as f:
-            json.dump(data, f)
-        os.replace(temporary, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(temporary)
+    with atomic_output(path) as temporary, open(temporary, "w") as f:
+        json.dump(data, f)
 
 
 def plan_key(*parts):
@@ -218,18 +213,12 @@ def _clear_dead_stagings(output_dir, keep):
 
 def _concatenate(sources, target):
     """Concatenate ``sources`` into ``target`` (written to a temporary name, then renamed)."""
-    temporary = f"{target}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "wb") as out:
-            for source in sources:
-                with open(source, "rb") as f:
-                    shutil.copyfileobj(f, out, _CHUNK)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(temporary)
+    with atomic_output(target) as temporary, open(temporary, "wb") as out:
+        for source in sources:
+            with open(source, "rb") as f:
+                shutil.copyfileobj(f, out, _CHUNK)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 class Staging:
