@@ -228,12 +228,41 @@ def test_check_names_unsupported_contrib_and_removed_names_with_lines(tmp_path, 
         [f"{program}:7", "tf.contrib.rnn.LSTMCell"],
         [f"{program}:8", "tf.layers.dense"],
         [f"{program}:9", "tf.contrib.nosuch.thing"],
-        [f"{tmp_path / 'py2.py'}:1", "<file>"]]
+        [f"{tmp_path / 'py2.py'}:1", "cannot parse"]]
     assert "use tensorflow_model_optimization's quantization-aware training" in out[1]
     assert "`dense` is not available with Keras 3" in out[4]
     assert "tf1compat run mode does not provide it" in out[5]
-    assert "not valid Python 3" in out[6]
-    assert out[-1] == "3 file(s) checked: 7 unsupported name(s) in 2 file(s)"
+    assert out[-1] == ("3 file(s) checked: 6 unsupported name(s) in 1 file(s); "
+                       "1 file(s) could not be parsed")
+
+
+def test_check_reports_binary_and_syntax_error_files_as_unparsable_and_carries_on(
+        tmp_path, capsys):
+    (tmp_path / "a_binary.py").write_bytes(bytes(range(256)))
+    (tmp_path / "b_typo.py").write_text("import tensorflow as tf\n\ndef f(:\n    pass\n")
+    (tmp_path / "c_py2.py").write_text("import tensorflow as tf\nprint 'x'\n")
+    (tmp_path / "d_old.py").write_text("import tensorflow as tf\ntf.contrib.quantize.x()\n")
+    assert cli.main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"{tmp_path / 'a_binary.py'}:1: cannot parse: "
+                      "source code string cannot contain null bytes")
+    assert out[1] == f"{tmp_path / 'b_typo.py'}:3: cannot parse: invalid syntax"
+    assert out[2].startswith(f"{tmp_path / 'c_py2.py'}:2: cannot parse: Missing parentheses")
+    assert out[3].startswith(f"{tmp_path / 'd_old.py'}:2: tf.contrib.quantize.x: no TensorFlow")
+    assert not any("Python 2" in line or "ported first" in line for line in out)
+    assert out[-1] == ("4 file(s) checked: 1 unsupported name(s) in 1 file(s); "
+                       "3 file(s) could not be parsed")
+
+
+def test_check_takes_contrib_constants_and_names_their_unsupported_classes(tmp_path, capsys):
+    program = tmp_path / "modes.py"
+    program.write_text("import tensorflow as tf\n"
+                       "if mode == tf.contrib.learn.ModeKeys.TRAIN:\n"
+                       "    tf.contrib.learn.ModeKeys.validate(mode)\n")
+    assert cli.main(["check", str(program)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[0:2] for line in out[:-1]] == [
+        [f"{program}:3", "tf.contrib.learn.ModeKeys.validate"]]
 
 
 def test_check_of_a_missing_path_exits_2(tmp_path, capsys):

@@ -110,6 +110,20 @@ def test_unsupported_names_import_and_raise_when_called_naming_the_alternative(t
         tf1.contrib.layers.real_valued_column("x")
 
 
+def test_constants_of_contrib_parts_without_counterpart_keep_their_tf1_values(tf1):
+    learn = tf1.contrib.learn
+    assert (learn.ModeKeys.TRAIN, learn.ModeKeys.EVAL, learn.ModeKeys.INFER) == (
+        "train", "eval", "infer")
+    mode = "train"
+    assert mode == learn.ModeKeys.TRAIN and mode != learn.ModeKeys.EVAL
+    assert learn.ProblemType.LOGISTIC_REGRESSION == 3
+    assert learn.PredictionKey.PROBABILITIES == "probabilities"
+    with pytest.raises(UnsupportedTF1Error, match=r"tf\.contrib\.learn\.ModeKeys\.validate"):
+        learn.ModeKeys.validate(mode)
+    with pytest.raises(UnsupportedTF1Error, match=r"tf\.contrib\.learn\.ModeKeys .*tf\.keras"):
+        learn.ModeKeys()
+
+
 def test_every_contrib_module_of_the_table_builds(tf1):
     from tf1compat.v1.contrib import CONTRIB
     from tf1compat.v1.proxy import unsupported_alternative

@@ -203,12 +203,43 @@ def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offse
     assert "DataLossError: corrupted record at 90" in result.stderr and explained in result.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_folder_and_zip_application_run_their_main_as_python_does(tmp_path):
+    import zipfile
+
+    app = tmp_path / "app"
+    write_program(app, "modes.py", """
+        import tensorflow as tf
+        MODE = tf.contrib.learn.ModeKeys.TRAIN
+    """)
+    write_program(app, "__main__.py", """
+        import sys
+        import tensorflow as tf
+        import modes
+        print(sys.argv[1:], modes.MODE == "train", hasattr(tf, "contrib"), __name__)
+        sys.exit(4)
+    """)
+    result = tf1compat_run(app, "--flag", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (4, "['--flag'] True True __main__\n"), \
+        result.stderr
+    with zipfile.ZipFile(tmp_path / "app.pyz", "w") as archive:
+        for name in ("modes.py", "__main__.py"):
+            archive.write(app / name, name)
+    result = tf1compat_run(tmp_path / "app.pyz", "z", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (4, "['z'] True True __main__\n"), \
+        result.stderr
+
+
 # --------------------------------------------------------- in-process: nothing installed
 
 def test_missing_program_and_module_exit_2_naming_them(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert cli.main(["run", str(tmp_path / "nope.py")]) == 2
     assert f"cannot open '{tmp_path / 'nope.py'}': no such file" in capsys.readouterr().err
+    (tmp_path / "lib").mkdir()
+    assert cli.main(["run", str(tmp_path / "lib")]) == 2
+    assert f"cannot find '__main__' module in '{tmp_path / 'lib'}'" in capsys.readouterr().err
     assert cli.main(["run", "-m", "no_such_package_xyz.train"]) == 2
     assert "no module named 'no_such_package_xyz'" in capsys.readouterr().err
     assert str(tmp_path) not in sys.path  # the folder searched is not left behind

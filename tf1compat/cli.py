@@ -379,15 +379,14 @@ def _add_check(subparsers):
 def _run_check(args):
     from tf1compat.v1.check import check_paths
     try:
-        files, findings = check_paths(args.paths)
+        report = check_paths(args.paths)
     except FileNotFoundError as e:
         print(f"tf1compat {e}", file=sys.stderr)
         return 2
-    for finding in findings:
-        print(finding)
-    bad = len({finding.path for finding in findings})
-    print(f"{len(files)} file(s) checked: {len(findings)} unsupported name(s) in {bad} file(s)")
-    return 1 if findings else 0
+    for line in report.lines():
+        print(line)
+    print(report.summary())
+    return 1 if report.findings or report.unparsed else 0
 
 
 _COMMANDS = [_add_demo, _add_run, _add_check, _add_bench, _add_inspect, _add_verify, _add_compare,

@@ -21,7 +21,8 @@ import types
 from tf1compat.v1.namespace import resolve, tensorflow_module
 from tf1compat.v1.proxy import tf1_name, unsupported_alternative
 
-__all__ = ["Finding", "check_file", "check_paths", "iter_python_files"]
+__all__ = ["Finding", "Unparsed", "CheckReport", "check_file", "check_paths",
+           "iter_python_files"]
 
 _PRIVATE = ("python", "core")
 _SKIPPED_FOLDERS = {"__pycache__", "site-packages", "dist-packages", "node_modules"}
@@ -38,6 +39,52 @@ class Finding:
 
     def __str__(self):
         return f"{self.path}:{self.line}: {self.name}: {self.reason}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Unparsed:
+    """A file ``check`` could not read or parse as Python 3 (``line`` 0: not read)."""
+
+    path: str
+    line: int
+    reason: str
+
+    def __str__(self):
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: cannot parse: {self.reason}"
+
+
+class UnparsableFileError(Exception):
+    """Raised by :func:`check_file` with the :class:`Unparsed` record as ``unparsed``."""
+
+    def __init__(self, unparsed):
+        super().__init__(str(unparsed))
+        self.unparsed = unparsed
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckReport:
+    """What :func:`check_paths` found: the files it checked, the unsupported names
+    in them, and the files it could not read or parse."""
+
+    files: list
+    findings: list
+    unparsed: list
+
+    def lines(self):
+        """Each finding and unparsed file as a line, file by file in checking order."""
+        by_path = {}
+        for entry in [*self.unparsed, *self.findings]:
+            by_path.setdefault(entry.path, []).append(str(entry))
+        return [line for path in self.files for line in by_path.get(path, ())]
+
+    def summary(self):
+        """``N file(s) checked: M unsupported name(s) in K file(s)`` (+ unparsed ones)."""
+        bad = len({finding.path for finding in self.findings})
+        line = (f"{len(self.files)} file(s) checked: {len(self.findings)} unsupported name(s) "
+                f"in {bad} file(s)")
+        return line + (f"; {len(self.unparsed)} file(s) could not be parsed"
+                       if self.unparsed else "")
 
 
 def iter_python_files(paths):
@@ -58,13 +105,15 @@ def iter_python_files(paths):
 
 
 def _problem(dotted):
-    """Why run mode cannot give ``dotted`` (``tensorflow.x.y``), or None."""
+    """Why run mode cannot give ``dotted`` (``tensorflow.x.y``), or None. Attributes
+    of modules and placeholders are followed (a placeholder's constants are fine);
+    those of anything else are not judged."""
     parts = dotted.split(".")[1:]
     if parts and parts[0] in _PRIVATE:
         return None
     node = tensorflow_module()
     for part in parts:
-        if unsupported_alternative(node) is not None or not isinstance(node, types.ModuleType):
+        if unsupported_alternative(node) is None and not isinstance(node, types.ModuleType):
             break
         try:
             node = getattr(node, part)
@@ -155,22 +204,31 @@ class _TensorFlowNames(ast.NodeVisitor):
 
 
 def check_file(path):
-    """The findings of one Python file, in line order. A file that is not valid
-    Python 3 (a Python 2 program) is one finding: run mode cannot run it."""
-    with open(path, "rb") as f:
-        source = f.read()
+    """The findings of one Python file, in line order. A file that cannot be read
+    or is not valid Python 3 raises :class:`UnparsableFileError` saying where and why."""
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        raise UnparsableFileError(Unparsed(path, 0, f"cannot read it ({e.strerror or e})")) \
+            from e
     try:
         tree = ast.parse(source, filename=path)
-    except (SyntaxError, ValueError) as e:
-        line = getattr(e, "lineno", None) or 1
-        return [Finding(path, line, "<file>", f"not valid Python 3 ({getattr(e, 'msg', e)}); "
-                                              "a Python 2 program must be ported first")]
+    except SyntaxError as e:  # also a binary file's null bytes
+        raise UnparsableFileError(Unparsed(path, e.lineno or 1, e.msg)) from e
     names = _TensorFlowNames(path)
     names.visit(tree)
     return sorted(names.findings.values(), key=lambda f: (f.line, f.name))
 
 
 def check_paths(paths):
-    """``(files checked, findings)`` for the Python files under ``paths``."""
+    """A :class:`CheckReport` for the Python files under ``paths``; a file that cannot
+    be read or parsed is listed in ``unparsed`` and the others are still checked."""
     files = list(iter_python_files(paths))
-    return files, [finding for path in files for finding in check_file(path)]
+    findings, unparsed = [], []
+    for path in files:
+        try:
+            findings.extend(check_file(path))
+        except UnparsableFileError as e:
+            unparsed.append(e.unparsed)
+    return CheckReport(files, findings, unparsed)

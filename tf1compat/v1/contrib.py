@@ -24,13 +24,15 @@ class ContribModule:
     nothing, see ``alternative``); ``bases`` are zero-argument functions returning
     the modules whose names it takes; ``extras`` more names (zero-argument
     functions too, so nothing is imported before use); ``unsupported`` TF1 names
-    without counterpart -> alternative."""
+    without counterpart -> alternative; ``constants`` class name -> its constants
+    (name -> TF1 value), kept on the placeholder class."""
 
     maps_to: str | None
     alternative: str = ""
     bases: tuple = ()
     extras: dict = dataclasses.field(default_factory=dict)
     unsupported: dict = dataclasses.field(default_factory=dict)
+    constants: dict = dataclasses.field(default_factory=dict)
 
 
 def _module(name):
@@ -229,7 +231,18 @@ _WITHOUT_COUNTERPART = {
     "timeseries": "tf.keras models (no TensorFlow 2 counterpart)",
     "tpu": "tf.distribute.TPUStrategy",
 }
-CONTRIB.update({name: ContribModule(None, alternative)
+# Constants of those modules, with their TF 1.15 values: a program compares with
+# them (``mode == tf.contrib.learn.ModeKeys.TRAIN``), so they must be right.
+_CONSTANTS = {
+    "learn": {
+        "ModeKeys": {"TRAIN": "train", "EVAL": "eval", "INFER": "infer"},
+        "ProblemType": {"UNSPECIFIED": 0, "CLASSIFICATION": 1, "LINEAR_REGRESSION": 2,
+                        "LOGISTIC_REGRESSION": 3},
+        "PredictionKey": {"CLASSES": "classes", "PROBABILITIES": "probabilities",
+                          "LOGITS": "logits", "LOGISTIC": "logistic", "SCORES": "scores",
+                          "TOP_K": "top_k", "GENERIC": "output"}},
+}
+CONTRIB.update({name: ContribModule(None, alternative, constants=_CONSTANTS.get(name, {}))
                 for name, alternative in _WITHOUT_COUNTERPART.items()})
 
 
@@ -243,7 +256,7 @@ def _public_names(module):
 def _build_module(name, spec, table):
     module_name = f"tensorflow.contrib.{name}"
     if spec.maps_to is None:
-        return unsupported_module(module_name, spec.alternative)
+        return unsupported_module(module_name, spec.alternative, spec.constants)
     bases = [(base, _public_names(base)) for base in (make() for make in spec.bases)]
     placeholders = {n: unsupported(tf1_name(module_name, n), alternative)
                     for n, alternative in spec.unsupported.items()}

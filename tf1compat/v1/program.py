@@ -14,6 +14,7 @@ import runpy
 import sys
 import traceback
 import warnings
+import zipfile
 
 from tf1compat._tf import VERBOSE, tf, v1
 
@@ -129,20 +130,34 @@ def _run_as_main(run):
     return 0
 
 
+def _has_main(program):
+    """True when a folder or zip application ``program`` holds ``__main__.py``."""
+    if os.path.isdir(program):
+        return os.path.isfile(os.path.join(program, "__main__.py"))
+    with zipfile.ZipFile(program) as archive:
+        return "__main__.py" in archive.namelist()
+
+
 def run_path(path, args=(), *, grace_period=None, tf_data=False):
-    """Run the program file ``path`` with ``args`` in run mode; returns its exit status.
+    """Run the program ``path`` with ``args`` in run mode; returns its exit status.
 
     Like ``python PROGRAM ARGS``: ``sys.argv = [PROGRAM, *ARGS]``, the program's
     folder first on ``sys.path``, its folder (and everything below it, but not
-    site-packages) importing TF1's ``tensorflow``.
+    site-packages) importing TF1's ``tensorflow``. ``PROGRAM`` may also be a folder
+    or a zip application with a ``__main__.py``, which is then what runs (the folder
+    or zip file is first on ``sys.path`` and is the program's code).
     """
     program = os.path.abspath(path)
-    if not os.path.isfile(program):
-        raise ProgramNotFoundError(f"cannot open {os.fspath(path)!r}: no such file")
-    folder = os.path.dirname(program)
+    package = os.path.isdir(program) or zipfile.is_zipfile(program)
+    if not os.path.exists(program):
+        raise ProgramNotFoundError(f"cannot open {os.fspath(path)!r}: no such file or folder")
+    if package and not _has_main(program):
+        raise ProgramNotFoundError(f"cannot find '__main__' module in {os.fspath(path)!r}")
+    folder = program if package else os.path.dirname(program)
     install([folder], grace_period=grace_period, tf_data=tf_data)
     sys.argv = [program, *args]
-    sys.path.insert(0, folder)
+    if not package:  # runpy puts a folder or zip application first itself
+        sys.path.insert(0, folder)
     return _run_as_main(lambda: runpy.run_path(program, run_name="__main__"))
 
 

@@ -103,19 +103,25 @@ class _UnsupportedMeta(type):
         return f"<unsupported {cls.tf1_name} (tf1compat run mode)>"
 
 
-def unsupported(name, alternative):
+def unsupported(name, alternative, constants=None):
     """A placeholder for the TF1 name ``name``: importable, subclassable, and raising
-    :class:`~tf1compat.errors.UnsupportedTF1Error` naming ``alternative`` when called."""
+    :class:`~tf1compat.errors.UnsupportedTF1Error` naming ``alternative`` when called.
+    ``constants`` are class attributes it keeps with their TF1 values
+    (``ModeKeys.TRAIN == "train"``), so comparisons with them stay right."""
     short = name.rpartition(".")[2]
-    return _UnsupportedMeta(short, (), {"tf1_name": name, "alternative": alternative,
+    return _UnsupportedMeta(short, (), {**(constants or {}), "tf1_name": name,
+                                        "alternative": alternative,
                                         "__doc__": f"{name}: unsupported; use {alternative}"})
 
 
-def unsupported_module(module_name, alternative):
-    """A module (e.g. ``tensorflow.contrib.quantize``) all of whose names are placeholders."""
+def unsupported_module(module_name, alternative, constants=None):
+    """A module (e.g. ``tensorflow.contrib.quantize``) all of whose names are
+    placeholders; ``constants`` maps a class name to its constants (see :func:`unsupported`)."""
+    constants = constants or {}
     return ProxyModule(
         module_name, attributes={_ALTERNATIVE: alternative},
-        fallback=lambda name: unsupported(tf1_name(module_name, name), alternative),
+        fallback=lambda name: unsupported(tf1_name(module_name, name), alternative,
+                                          constants.get(name)),
         doc=f"{tf1_name(module_name)}: unsupported in tf1compat run mode; use {alternative}")
 
 
