@@ -172,7 +172,8 @@ def test_schema_rejects_conflicting_kinds_and_bad_input():
         example.infer_schema([example.make_example({"x": 1}), b"\x0a\xff"])
     with pytest.raises(TypeError, match="expected TFRecord paths or serialized records, got an"):
         example.infer_schema([3])
-    with pytest.raises(ValueError, match="sample must be a positive int or None, got 0"):
+    with pytest.raises(ValueError, match="^infer_schema: sample must be a positive integer "
+                                         "or None, got 0$"):
         example.infer_schema([], sample=0)
 
 

@@ -377,7 +377,7 @@ def test_shard_files_validates(tmp_path):
     assert_config_error(excinfo, "num_workers", "1 file(s) cannot be shared by 2 workers")
     with pytest.raises(PipelineConfigError) as excinfo:
         tc.shard_files([only], 1, 1)
-    assert_config_error(excinfo, "worker_index", "valid: 0..0")
+    assert_config_error(excinfo, "worker_index", "worker_index must be an integer in [0, 1), got 1")
 
 
 def test_batches_larger_than_capacity_are_accepted_and_delivered():
@@ -415,7 +415,7 @@ def test_input_producer_needs_rows(input_tensor, fragment):
 def test_fixed_length_reader_rejects_negative_header():
     with tc.legacy_graph(), pytest.raises(PipelineConfigError) as excinfo:
         tc.FixedLengthRecordReader(10, header_bytes=-1)
-    assert_config_error(excinfo, "header_bytes", "non-negative integer, got -1")
+    assert_config_error(excinfo, "header_bytes", "non-negative integer or None, got -1")
 
 
 def test_prefetch_queue_validates_its_arguments():

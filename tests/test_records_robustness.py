@@ -153,17 +153,19 @@ def test_messages_show_an_undecodable_file_name_escaped(tmp_path, records):
 
 
 @pytest.mark.parametrize("bad, error, message", [
-    (None, TypeError, "path: expected a file path (str, bytes or os.PathLike), got NoneType"),
-    (3, TypeError, "path: expected a file path (str, bytes or os.PathLike), got int 3"),
-    ("", ValueError, "path: '' is not a valid file path (empty)"),
-    ("a\0b", ValueError, "path: 'a\\x00b' is not a valid file path (it contains a NUL"),
+    (None, TypeError, "path must be a file path (str, bytes or os.PathLike), got None"),
+    (3, TypeError, "path must be a file path (str, bytes or os.PathLike), got 3"),
+    ("", ValueError, "path must be a non-empty file path without NUL characters, got ''"),
+    ("a\0b", ValueError, "path must be a non-empty file path without NUL characters, "
+                         "got 'a\\x00b'"),
 ])
 def test_what_is_not_a_path_is_refused_naming_the_argument(bad, error, message):
     for call in (tfrecord.iter_records, tfrecord.TFRecordWriter, tfrecord.verify):
         with pytest.raises(error) as excinfo:
             call(bad)
-        assert str(excinfo.value).startswith(message)
-    with pytest.raises(error, match="^output_pattern: "):
+        assert str(excinfo.value) == f"{call.__name__}: {message}"
+        assert excinfo.value.argument == "path"
+    with pytest.raises(error, match="^shard_paths: output_pattern must be "):
         tfrecord.shard_paths(bad, 2)
 
 

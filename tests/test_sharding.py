@@ -91,7 +91,8 @@ def test_a_failing_task_leaves_the_output_folder_as_it_was(tmp_path, workers):
 
 
 def test_local_runner_rejects_bad_workers():
-    with pytest.raises(ValueError, match="workers must be a non-negative int"):
+    with pytest.raises(ValueError, match="^LocalRunner: workers must be a non-negative "
+                                         "integer or None, got -1$"):
         sharding.LocalRunner(-1)
 
 

@@ -49,6 +49,11 @@ class PipelineConfigError(Tf1CompatError, ValueError):
         self.expected = expected
 
 
+class ArgumentTypeError(PipelineConfigError, TypeError):
+    """An argument is of the wrong kind (a string for a count, ``True`` for a number):
+    a ``TypeError``, and a :class:`PipelineConfigError` with the same attributes."""
+
+
 class CorruptRecordError(Tf1CompatError, ValueError):
     """A TFRecord file's framing is damaged.
 

@@ -18,6 +18,7 @@ import zlib
 import numpy as np
 
 from tf1compat import __version__
+from tf1compat._checks import check_choice, check_positive_int
 from tf1compat.cifar10._format import (
     _HEIGHT,
     _IMAGE_BYTES,
@@ -275,18 +276,9 @@ def _stale_outputs(variant, output_dir, keep):
     return stale
 
 
-def _check_positive_int(argument, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PipelineConfigError(f"{argument} must be a positive integer, got {value!r}",
-                                  argument=argument, expected="an integer >= 1")
-
-
 def _check_convert_arguments(image_format, num_shards):
-    if image_format not in ("png", "raw"):
-        raise PipelineConfigError(
-            f"image_format must be 'png' or 'raw', got {image_format!r}",
-            argument="image_format", expected=["png", "raw"])
-    _check_positive_int("num_shards", num_shards)
+    check_choice(None, "image_format", image_format, ("png", "raw"))
+    check_positive_int(None, "num_shards", num_shards)
 
 
 def _prepare_output_dir(output_dir):

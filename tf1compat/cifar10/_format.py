@@ -13,7 +13,8 @@ import tarfile
 
 import numpy as np
 
-from tf1compat.errors import CifarFormatError, PipelineConfigError
+from tf1compat._checks import check_choice
+from tf1compat.errors import CifarFormatError
 
 LABELS = ("airplane", "automobile", "bird", "cat", "deer",
           "dog", "frog", "horse", "ship", "truck")
@@ -78,12 +79,8 @@ _VARIANTS = {v.name: v for v in (_CIFAR10, _CIFAR100)}
 
 
 def _variant_for_label_bytes(label_bytes):
-    for variant in _VARIANTS.values():
-        if variant.label_bytes == label_bytes:
-            return variant
-    raise PipelineConfigError(
-        f"label_bytes must be 1 (CIFAR-10) or 2 (CIFAR-100), got {label_bytes!r}",
-        argument="label_bytes", expected=[1, 2])
+    by_label_bytes = {v.label_bytes: v for v in _VARIANTS.values()}
+    return by_label_bytes[check_choice(None, "label_bytes", label_bytes, by_label_bytes)]
 
 
 # ------------------------------------------------------------------ binary format
@@ -182,10 +179,7 @@ def make_synthetic(directory, num_train=500, num_test=100, seed=0, *,
     ``cifar-10-binary.tar.gz`` next to the folder. Returns the folder's path,
     or the archive's when ``archive`` is set.
     """
-    variant = _VARIANTS.get(dataset)
-    if variant is None:
-        raise PipelineConfigError(f"unknown dataset {dataset!r}; valid: {sorted(_VARIANTS)}",
-                                  argument="dataset", expected=sorted(_VARIANTS))
+    variant = _VARIANTS[check_choice(None, "dataset", dataset, sorted(_VARIANTS))]
     folder = os.path.join(directory, variant.folder)
     os.makedirs(folder, exist_ok=True)
     rng = np.random.default_rng(seed)

@@ -17,11 +17,10 @@ failed comparison into a :class:`~tf1compat.errors.PipelineMismatchError`.
 import array
 import importlib
 import itertools
-import math
-import numbers
 
 import numpy as np
 
+from tf1compat._checks import check_flag, check_positive_int, check_tolerance
 from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate.comparison_report import (
     MAX_SHAPES,
@@ -312,24 +311,17 @@ def _closest_mismatch(legacy_left, reference_left):
 
 def _check_flags(**flags):
     for name, value in flags.items():
-        if value is not None and not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"compare: {name} must be True, False or None, got {value!r}")
+        check_flag("compare", name, value, allow_none=True)
 
 
 def _check_arguments(ordered, rtol, atol, max_examples, unordered_why):
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                or not math.isfinite(value) or value < 0:
-            raise ValueError(f"compare: {name} must be a number >= 0, got {value!r}")
+        check_tolerance("compare", name, value)
     if not ordered and (rtol or atol):
         raise ValueError(
             f"compare: {unordered_why}, so rtol and atol must be 0 (got rtol={rtol}, "
             f"atol={atol}); pass ordered=True to compare in order with a tolerance")
-    if max_examples is not None and (isinstance(max_examples, bool)
-                                     or not isinstance(max_examples, int)
-                                     or max_examples < 1):
-        raise ValueError(
-            f"compare: max_examples must be a positive integer or None, got {max_examples!r}")
+    check_positive_int("compare", "max_examples", max_examples, allow_none=True)
 
 
 def _refuse_endless(source, side):

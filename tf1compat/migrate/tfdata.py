@@ -25,10 +25,10 @@ decoder.decode(record, items)   the same call inside ``Dataset.map``
 import functools
 import inspect
 
+from tf1compat._checks import check_positive_int
 from tf1compat._tf import tf
 from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate import lowering
-from tf1compat.pipeline._validate import check_positive_int
 
 __all__ = ["to_tf_data"]
 
@@ -120,8 +120,7 @@ def _check_epochs_and_reads(num_epochs, num_parallel_reads):
     """Both are None (forever / no parallel reads) or a positive integer."""
     for argument, value in (("num_epochs", num_epochs),
                             ("num_parallel_reads", num_parallel_reads)):
-        if value is not None:
-            check_positive_int("to_tf_data", argument, value)
+        check_positive_int("to_tf_data", argument, value, allow_none=True)
 
 
 def _is_slim_dataset(value):

@@ -18,7 +18,6 @@ dict; glob patterns in a file list are expanded; file names may be str, bytes
 
 import contextlib
 import glob
-import numbers
 import os
 import re
 import sys
@@ -27,14 +26,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tf1compat._checks import (
+    check_index,
+    check_non_negative_int,
+    check_num_epochs,
+    check_queue_capacity,
+)
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline._validate import (
     check_batching,
-    check_non_negative_int,
-    check_num_epochs,
     check_positive_int,
-    check_queue_capacity,
     check_shuffling,
     require_graph_mode,
 )
@@ -441,9 +443,8 @@ class TextLineReader(_FileQueueReader, v1.TextLineReader):
     def __init__(self, skip_header_lines=None, name=None):
         api = "TextLineReader"
         require_graph_mode(api)
-        if skip_header_lines is not None:
-            skip_header_lines = check_non_negative_int(
-                api, "skip_header_lines", skip_header_lines, allow_float=True)
+        skip_header_lines = check_non_negative_int(
+            api, "skip_header_lines", skip_header_lines, allow_none=True, allow_float=True)
         super().__init__(skip_header_lines=skip_header_lines, name=name)
 
 
@@ -466,8 +467,7 @@ class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
         require_graph_mode(api)
         record_bytes = check_positive_int(api, "record_bytes", record_bytes, allow_float=True)
         header_bytes, footer_bytes, hop_bytes = (
-            None if value is None else check_non_negative_int(api, argument, value,
-                                                              allow_float=True)
+            check_non_negative_int(api, argument, value, allow_none=True, allow_float=True)
             for argument, value in (("header_bytes", header_bytes),
                                     ("footer_bytes", footer_bytes), ("hop_bytes", hop_bytes)))
         text = encoding.decode() if isinstance(encoding, bytes) else encoding
@@ -645,12 +645,7 @@ def shard_files(files, num_workers, worker_index):
     """
     api = "shard_files"
     num_workers = check_positive_int(api, "num_workers", num_workers)
-    if isinstance(worker_index, bool) or not isinstance(worker_index, numbers.Integral) \
-            or not 0 <= worker_index < num_workers:
-        raise PipelineConfigError(
-            f"{api}: worker_index={worker_index!r} is out of range for "
-            f"num_workers={num_workers}; valid: 0..{num_workers - 1}",
-            argument="worker_index", expected=f"an integer in [0, {num_workers})")
+    worker_index = check_index(api, "worker_index", worker_index, num_workers)
     resolved = sorted(set(resolve_files(api, "files", files)), key=os.fsencode)
     if len(resolved) < num_workers:
         raise PipelineConfigError(

@@ -13,13 +13,13 @@ thread TensorFlow cannot cancel (a reader stuck opening a FIFO) is reported
 with a warning instead of making ``close()`` wait for it forever.
 """
 
-import numbers
 import queue
 import threading
 import time
 import warnings
 import weakref
 
+from tf1compat._checks import check_seconds
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.fastpath import files_read_by
 from tf1compat.pipeline.queues import READER_OPS, check_reader_queues, queue_files
@@ -62,13 +62,8 @@ def _check_arguments(fetches, config, timeout, join_timeout):
     if config is not None and not isinstance(config, v1.ConfigProto):
         raise TypeError(f"SessionIterator: config must be a tf.compat.v1.ConfigProto or None, "
                         f"got {type(config).__name__}")
-    for name, value, least in (("timeout", timeout, 0.001), ("join_timeout", join_timeout, 0)):
-        if value is None and name == "timeout":
-            continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                or not least <= value < float("inf"):
-            raise ValueError(f"SessionIterator: {name} must be a number of seconds >= {least}"
-                             f"{' or None' if name == 'timeout' else ''}, got {value!r}")
+    check_seconds("SessionIterator", "timeout", timeout, minimum=0.001, allow_none=True)
+    check_seconds("SessionIterator", "join_timeout", join_timeout)
 
 
 class _StepThread:

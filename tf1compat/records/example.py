@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tf1compat._checks import check_positive_int
 from tf1compat.records.tfrecord import iter_records
 
 KINDS = ("bytes", "float", "int64")  # tf.train.Feature's bytes_list, float_list, int64_list
@@ -473,9 +474,7 @@ def _names_a_file(record):
 def infer_schema(paths_or_records, sample=100, compression=None):
     """Statistics of the first ``sample`` records of each TFRecord file (paths) or of
     an iterable of serialized Examples; ``sample=None`` reads everything. TF-free."""
-    valid_int = isinstance(sample, int) and not isinstance(sample, bool) and sample >= 1
-    if sample is not None and not valid_int:
-        raise ValueError(f"sample must be a positive int or None, got {sample!r}")
+    sample = check_positive_int("infer_schema", "sample", sample, allow_none=True)
     schema = Schema()
     for where, record in _iter_sample(paths_or_records, sample, compression):
         try:

@@ -41,6 +41,7 @@ from multiprocessing.connection import Connection, wait
 import cloudpickle
 from tqdm import tqdm
 
+from tf1compat._checks import check_non_negative_int
 from tf1compat.records._files import atomic_output
 from tf1compat.records.tfrecord import TFRecordWriter
 
@@ -423,9 +424,7 @@ class LocalRunner:
     """
 
     def __init__(self, workers=None):
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                    or workers < 0):
-            raise ValueError(f"workers must be a non-negative int or None, got {workers!r}")
+        workers = check_non_negative_int("LocalRunner", "workers", workers, allow_none=True)
         self.workers = default_workers() if workers is None else workers
 
     def __call__(self, tasks, directory, progress=None):

@@ -33,6 +33,7 @@ import numpy as np
 from tqdm import tqdm
 
 from tf1compat import __version__
+from tf1compat._checks import check_callable, check_choice, check_path, check_positive_int
 from tf1compat.errors import CorruptRecordError, display_path
 
 COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
@@ -98,18 +99,6 @@ def _compression_of_head(head):
     if len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0:
         return "ZLIB"
     return None
-
-
-def _checked_path(path, argument):
-    """``os.fspath(path)`` (str or bytes) after checking it can name a file."""
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise TypeError(f"{argument}: expected a file path (str, bytes or os.PathLike), "
-                        f"got {type(path).__name__} {path!r}")
-    path = os.fspath(path)
-    if not path or (b"\0" if isinstance(path, bytes) else "\0") in path:
-        raise ValueError(f"{argument}: {path!r} is not a valid file path "
-                         f"({'empty' if not path else 'it contains a NUL character'})")
-    return path
 
 
 # ---------------------------------------------------------------------------- reading
@@ -367,10 +356,8 @@ class RecordIterator:
     """
 
     def __init__(self, path, verify=True, compression=None, on_error="raise", on_read=None):
-        if on_error not in ON_ERROR_CHOICES:
-            raise ValueError(f"unknown on_error {on_error!r}; "
-                             f"valid choices: {list(ON_ERROR_CHOICES)}")
-        self.path = _checked_path(path, "path")
+        check_choice("iter_records", "on_error", on_error, ON_ERROR_CHOICES)
+        self.path = check_path("iter_records", "path", path)
         self.count = 0
         self.skipped = []
         self._file_bytes = None
@@ -478,7 +465,7 @@ def verify(path, compression=None):
     ``size_bytes`` is the file's size, or for a stream (FIFO, /proc file) the bytes
     read from it. A check that takes more than a second shows a progress bar on a
     terminal (never in a pipe or CI)."""
-    path = _checked_path(path, "path")
+    path = check_path("verify", "path", path)
     size = os.stat(path).st_size
     with tqdm(total=size or None, desc=display_path(os.path.basename(path)), unit="B",
               unit_scale=True, unit_divisor=1024, leave=False, delay=1.0, disable=None,
@@ -510,7 +497,7 @@ class TFRecordWriter:
 
     def __init__(self, path, compression=None):
         compression = _compression_type(compression)
-        self.path = _checked_path(path, "path")
+        self.path = check_path("TFRecordWriter", "path", path)
         self._final_path = os.fsdecode(self.path)  # str and bytes do not mix in os.replace
         if os.path.islink(self._final_path):       # written through, as TensorFlow does
             self._final_path = os.path.realpath(self._final_path)
@@ -623,9 +610,9 @@ def write_records(path, records, compression=None):
 def shard_paths(output_pattern, num_shards):
     """File names of a sharded output: ``out/train.tfrecord`` (or ``out/train``) with 8
     shards gives ``out/train-00000-of-00008.tfrecord`` ... ``out/train-00007-of-00008.tfrecord``."""
-    if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
-        raise ValueError(f"num_shards must be a positive int, got {num_shards!r}")
-    base = os.fsdecode(_checked_path(output_pattern, "output_pattern")).removesuffix(".tfrecord")
+    num_shards = check_positive_int("shard_paths", "num_shards", num_shards)
+    base = os.fsdecode(check_path("shard_paths", "output_pattern", output_pattern))
+    base = base.removesuffix(".tfrecord")
     return [f"{base}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
 
 
@@ -667,8 +654,7 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     from tf1compat.records import sharding  # it builds on this module's writer
 
     paths = shard_paths(output_pattern, num_shards)
-    if encode is not None and not callable(encode):
-        raise TypeError(f"encode must be callable, got {type(encode).__name__}")
+    check_callable("write_sharded", "encode", encode, allow_none=True)
     runner = sharding.LocalRunner(workers)
     compression = _compression_type(compression)
     names = [os.path.basename(path) for path in paths]

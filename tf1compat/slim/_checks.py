@@ -7,12 +7,8 @@ so code written against tf-slim's ``ValueError`` keeps catching them.
 
 import inspect
 
+from tf1compat._checks import check_non_negative_int, check_positive_int, check_queue_capacity
 from tf1compat.errors import PipelineConfigError, UnknownItemError
-from tf1compat.pipeline._validate import (
-    check_non_negative_int,
-    check_positive_int,
-    check_queue_capacity,
-)
 from tf1compat.pipeline.queues import resolve_files
 
 

@@ -8,7 +8,6 @@ exit status from ``SystemExit``, ``tf.app.run`` or absl's ``app.run``), after
 
 import importlib.util
 import logging
-import numbers
 import os
 import runpy
 import sys
@@ -16,6 +15,7 @@ import traceback
 import warnings
 import zipfile
 
+from tf1compat._checks import check_seconds
 from tf1compat._tf import VERBOSE, tf, v1
 
 __all__ = ["install", "run_path", "run_module", "ProgramNotFoundError"]
@@ -61,11 +61,8 @@ def install(paths=None, *, grace_period=None, tf_data=False):
     from tf1compat.v1 import namespace, queue_runtime, scope
 
     if grace_period is not None:
-        if isinstance(grace_period, bool) or not isinstance(grace_period, numbers.Real) \
-                or not grace_period > 0:
-            raise ValueError(f"install: grace_period must be a positive number of seconds, "
-                             f"got {grace_period!r}")
-        queue_runtime.settings["grace_period"] = float(grace_period)
+        queue_runtime.settings["grace_period"] = check_seconds(
+            "install", "grace_period", grace_period, positive=True, allow_inf=True)
     if paths is None:
         main_file = getattr(sys.modules.get("__main__"), "__file__", None)
         paths = [os.path.dirname(os.path.abspath(main_file)) if main_file else os.getcwd()]

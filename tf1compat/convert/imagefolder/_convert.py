@@ -10,6 +10,7 @@ import os
 import time
 
 from tf1compat import __version__
+from tf1compat._checks import check_choice, check_fraction, check_positive_int, check_seed
 from tf1compat.convert.imagefolder._headers import SUPPORTED, read_image_header
 from tf1compat.convert.labels import labels_file_text
 from tf1compat.convert.runners import build_runner
@@ -153,19 +154,10 @@ def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shar
         refuse("output_dir", f"{output_dir!r} is a file", "a directory (created if missing)")
     if not isinstance(name, str) or not name or "/" in name or os.sep in name:
         refuse("name", f"must be a non-empty file name prefix, got {name!r}", "e.g. 'flowers'")
-    if isinstance(validation_fraction, bool) or not isinstance(
-            validation_fraction, (int, float)) or not 0 <= validation_fraction < 1:
-        refuse("validation_fraction", f"must be a number in [0, 1), got "
-               f"{validation_fraction!r}", "0 <= validation_fraction < 1")
-    if num_shards is not None and (isinstance(num_shards, bool) or not isinstance(
-            num_shards, int) or num_shards < 1):
-        refuse("num_shards", f"must be a positive integer or None, got {num_shards!r}",
-               "an integer >= 1, or None (about 128 MiB per shard)")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        refuse("seed", f"must be an integer, got {seed!r}", "an integer")
-    if on_error not in ON_ERROR_CHOICES:
-        refuse("on_error", f"must be one of {list(ON_ERROR_CHOICES)}, got {on_error!r}",
-               list(ON_ERROR_CHOICES))
+    check_fraction(None, "validation_fraction", validation_fraction)
+    check_positive_int(None, "num_shards", num_shards, allow_none=True)
+    check_seed(None, "seed", seed)
+    check_choice(None, "on_error", on_error, ON_ERROR_CHOICES)
 
 
 def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards=None,

@@ -1,0 +1,189 @@
+"""Argument checks for every wing, TensorFlow-free: one rule per kind of argument.
+
+Each rule returns the value in its plain Python form (numpy integers and floats are
+accepted wherever Python's are) or raises, naming the API (when given), the argument,
+what came and what was expected:
+
+- a value of the wrong kind (a string for a count, a float with a fraction for an
+  integer, ``True`` for a number) raises :class:`~tf1compat.errors.ArgumentTypeError`,
+  which is a ``TypeError``;
+- a value of the right kind out of range or not among the choices raises
+  :class:`~tf1compat.errors.PipelineConfigError`, a ``ValueError``.
+
+Both carry ``argument`` and ``expected`` attributes (``ArgumentTypeError`` is also a
+``PipelineConfigError``).
+"""
+
+import math
+import numbers
+import os
+
+from tf1compat.errors import ArgumentTypeError, PipelineConfigError
+
+__all__ = ["check_positive_int", "check_non_negative_int", "check_index", "check_num_epochs",
+           "check_queue_capacity", "check_fraction", "check_seed", "check_seconds",
+           "check_tolerance", "check_choice", "check_flag", "check_callable", "check_path"]
+
+
+def _message(api, argument, expected, value):
+    prefix = f"{api}: " if api else ""
+    return f"{prefix}{argument} must be {expected}, got {value!r}"
+
+
+def _wrong_type(api, argument, expected, value):
+    return ArgumentTypeError(_message(api, argument, expected, value),
+                             argument=argument, expected=expected)
+
+
+def _wrong_value(api, argument, expected, value):
+    return PipelineConfigError(_message(api, argument, expected, value),
+                               argument=argument, expected=expected)
+
+
+def _integer(api, argument, value, expected, allow_float):
+    """``value`` as an int: integers (numpy too) and, with ``allow_float``, integral
+    floats such as ``2.0`` (TF1 turns those into ints for op attributes); never bools."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if allow_float and isinstance(value, numbers.Real) and not isinstance(value, bool) \
+            and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    raise _wrong_type(api, argument, expected, value)
+
+
+def _or_none(expected, allow_none):
+    return f"{expected} or None" if allow_none else expected
+
+
+def check_positive_int(api, argument, value, *, allow_none=False, allow_float=False):
+    """``value`` as an int >= 1 (None passes with ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    expected = _or_none("a positive integer", allow_none)
+    number = _integer(api, argument, value, expected, allow_float)
+    if number < 1:
+        raise _wrong_value(api, argument, expected, value)
+    return number
+
+
+def check_non_negative_int(api, argument, value, *, allow_none=False, allow_float=False):
+    """``value`` as an int >= 0 (None passes with ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    expected = _or_none("a non-negative integer", allow_none)
+    number = _integer(api, argument, value, expected, allow_float)
+    if number < 0:
+        raise _wrong_value(api, argument, expected, value)
+    return number
+
+
+def check_index(api, argument, value, size):
+    """``value`` as an int in ``[0, size)``."""
+    expected = f"an integer in [0, {size})"
+    index = _integer(api, argument, value, expected, False)
+    if not 0 <= index < size:
+        raise _wrong_value(api, argument, expected, value)
+    return index
+
+
+def check_num_epochs(api, num_epochs):
+    """``None`` (repeat forever) or the number of epochs as an int >= 1."""
+    return check_positive_int(api, "num_epochs", num_epochs, allow_none=True, allow_float=True)
+
+
+def check_queue_capacity(api, capacity, argument="capacity"):
+    """A TF1 queue capacity: a number whose integer part is not 0 (negative means
+    no limit, as TensorFlow's queue ops document). Capacity 0 would block every
+    enqueue forever; TF1 fails on it with a ZeroDivisionError or not at all."""
+    expected = "a positive integer (or negative for no limit)"
+    if isinstance(capacity, bool) or not isinstance(capacity, numbers.Real):
+        raise _wrong_type(api, argument, expected, capacity)
+    if not math.isfinite(capacity) or int(capacity) == 0:
+        raise _wrong_value(api, argument, expected, capacity)
+    return capacity
+
+
+def _real(api, argument, value, expected):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _wrong_type(api, argument, expected, value)
+    return float(value)
+
+
+def check_fraction(api, argument, value):
+    """``value`` as a float in ``[0, 1)``."""
+    expected = "a number in [0, 1)"
+    fraction = _real(api, argument, value, expected)
+    if not 0 <= fraction < 1:
+        raise _wrong_value(api, argument, expected, value)
+    return fraction
+
+
+def check_seed(api, argument, value, *, allow_none=False):
+    """``value`` as an int (any integer seeds; None passes with ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    return _integer(api, argument, value, _or_none("an integer", allow_none), False)
+
+
+def check_seconds(api, argument, value, *, minimum=0.0, positive=False, allow_inf=False,
+                  allow_none=False):
+    """A duration in seconds as a float: >= ``minimum``, or > 0 when ``positive``;
+    finite unless ``allow_inf``; None passes with ``allow_none``."""
+    if value is None and allow_none:
+        return None
+    least = "a positive number of seconds" if positive else f"a number of seconds >= {minimum:g}"
+    expected = _or_none(least + (" (inf: no limit)" if allow_inf else ""), allow_none)
+    seconds = _real(api, argument, value, expected)
+    in_range = seconds > 0 if positive else seconds >= minimum
+    if not in_range or math.isnan(seconds) or (seconds == math.inf and not allow_inf):
+        raise _wrong_value(api, argument, expected, value)
+    return seconds
+
+
+def check_tolerance(api, argument, value):
+    """A finite number >= 0, as a float."""
+    expected = "a number >= 0"
+    tolerance = _real(api, argument, value, expected)
+    if not 0 <= tolerance < math.inf:
+        raise _wrong_value(api, argument, expected, value)
+    return tolerance
+
+
+def check_choice(api, argument, value, choices):
+    """``value`` if it is one of ``choices`` (the error's ``expected``)."""
+    choices = list(choices)
+    try:
+        if value in choices:
+            return value
+    except TypeError:  # an unhashable or uncomparable value is no choice either
+        pass
+    raise PipelineConfigError(_message(api, argument, f"one of {choices}", value),
+                              argument=argument, expected=choices)
+
+
+def check_flag(api, argument, value, *, allow_none=False):
+    """``value`` as a bool: True or False (numpy's too), or None with ``allow_none``."""
+    if value is None and allow_none:
+        return None
+    if type(value).__name__ in ("bool", "bool_"):  # Python's and numpy's, without numpy
+        return bool(value)
+    raise _wrong_type(api, argument, "True, False or None" if allow_none else "True or False",
+                      value)
+
+
+def check_callable(api, argument, value, *, allow_none=False):
+    """``value`` if it can be called (or is None with ``allow_none``)."""
+    if (value is None and allow_none) or callable(value):
+        return value
+    raise _wrong_type(api, argument, _or_none("a function", allow_none), value)
+
+
+def check_path(api, argument, value):
+    """``os.fspath(value)`` (str or bytes) after checking it can name a file."""
+    expected = "a file path (str, bytes or os.PathLike)"
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise _wrong_type(api, argument, expected, value)
+    path = os.fspath(value)
+    if not path or (b"\0" if isinstance(path, bytes) else "\0") in path:
+        raise _wrong_value(api, argument, "a non-empty file path without NUL characters", path)
+    return path
