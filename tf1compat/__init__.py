@@ -54,21 +54,9 @@ _LAZY_NAMES = {
     "compare": "migrate.comparison",
     "ComparisonReport": "migrate.comparison",
 }
-# public module name -> module path: the wings, and the user-facing modules inside them
-_MODULES = {
-    "errors": "errors",
-    "records": "records",
-    "tfrecord": "records.tfrecord",
-    "example": "records.example",
-    "pipeline": "pipeline",
-    "slim": "slim",
-    "cifar10": "cifar10",
-    "convert": "convert",
-    "imagefolder": "convert.imagefolder",
-    "migrate": "migrate",
-    "testing": "migrate.testing",
-    "v1": "v1",
-}
+# public modules: the user-facing ones (tfrecord ... testing), then the wings
+_MODULES = ("tfrecord", "example", "imagefolder", "testing", "errors", "records", "pipeline",
+            "slim", "cifar10", "convert", "migrate", "v1")
 
 __all__ = sorted([
     "__version__", "CifarFormatError", "CorruptRecordError", "DatasetFormatError",
@@ -83,7 +71,7 @@ def __getattr__(name):
         module = importlib.import_module(f"tf1compat.{_LAZY_NAMES[name]}")
         value = getattr(module, name)
     elif name in _MODULES:
-        value = importlib.import_module(f"tf1compat.{_MODULES[name]}")
+        value = importlib.import_module(f"tf1compat.{name}")
     else:
         raise AttributeError(f"module 'tf1compat' has no attribute {name!r}")
     globals()[name] = value

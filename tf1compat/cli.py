@@ -117,8 +117,8 @@ def _add_inspect(subparsers):
 def _run_inspect(args):
     import textwrap
 
+    from tf1compat import example, tfrecord
     from tf1compat.errors import CorruptRecordError, display_path
-    from tf1compat.records import example, tfrecord
     paths = _expand_files(args.files)
     if paths is None:
         return 2
@@ -166,8 +166,8 @@ def _add_verify(subparsers):
 
 
 def _run_verify(args):
+    from tf1compat import tfrecord
     from tf1compat.errors import display_path
-    from tf1compat.records import tfrecord
     paths = _expand_files(args.files)
     if paths is None:
         return 2
