@@ -242,3 +242,81 @@ def test_slim_tfexample_decoder_accepts_inferred_spec(tf):
     label, tags = decoder.decode(tf.constant(records[2]), ["label", "tags"])
     assert label.numpy() == 2
     assert tags.numpy().tolist() == [b"t", b"t"]
+
+
+def _random_mappings(seed, count=60):
+    """Seeded Examples of every kind: empty lists, full int64 range, odd floats, bytes
+    with NULs, keys that are prefixes of each other or not ASCII."""
+    rng = np.random.default_rng(seed)
+    keys = ["", "a", "ab", "a/b", "b", "é", "z" * 20, "image/encoded", "\x7f", "ключ"]
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3.4e38], np.float32)
+    mappings = []
+    for _ in range(count):
+        mapping = {}
+        for key in rng.choice(keys, rng.integers(0, 6), replace=False):
+            size = int(rng.integers(0, 5))
+            kind = rng.integers(3)
+            if kind == 0:
+                mapping[str(key)] = np.array([rng.bytes(int(rng.integers(0, 6)))
+                                              for _ in range(size)], object) \
+                    if size else np.array([], bytes)
+            elif kind == 1:
+                mapping[str(key)] = np.where(rng.random(size) < 0.3, rng.choice(specials, size),
+                                             rng.standard_normal(size)).astype(np.float32)
+            else:
+                mapping[str(key)] = rng.integers(-2**63, 2**63 - 1, size, dtype=np.int64,
+                                                 endpoint=True)
+        mappings.append(mapping)
+    return mappings
+
+
+def _tf_feature_of_kind(tf, array):
+    """The tf.train.Feature of a typed array (also an empty one)."""
+    if array.dtype.kind in "OS":
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=list(array)))
+    if array.dtype == np.float32:
+        return tf.train.Feature(float_list=tf.train.FloatList(value=array.tolist()))
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=array.tolist()))
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_examples_equal_tensorflow_bytes_and_decode_alike(tf, seed):
+    for mapping in _random_mappings(seed):
+        features = tf.train.Features(feature={k: _tf_feature_of_kind(tf, v)
+                                              for k, v in mapping.items()})
+        theirs = tf.train.Example(features=features).SerializeToString(deterministic=True)
+        assert example.make_example(mapping) == theirs, mapping
+        decoded = example.example_to_dict(theirs)
+        assert list(decoded) == sorted(mapping)
+        for key, value in mapping.items():
+            expected = value.astype(object) if value.dtype.kind == "S" else value
+            assert decoded[key].dtype == expected.dtype, key
+            np.testing.assert_array_equal(decoded[key], expected, err_msg=key)
+
+
+@pytest.mark.tf
+def test_message_classes_match_tensorflows_descriptors(tf):
+    from tf1compat.records import _example_proto
+
+    def fields(descriptor):
+        return sorted((f.name, f.number, f.type, f.is_repeated, f.has_presence,
+                       f.containing_oneof.name if f.containing_oneof else None,
+                       f.message_type.full_name if f.message_type else None,
+                       f.GetOptions().packed if f.is_repeated else None)
+                      for f in descriptor.fields)
+
+    ours, theirs = _example_proto.Example.DESCRIPTOR, tf.train.Example.DESCRIPTOR
+    seen = set()
+    pending = [(ours, theirs)]
+    while pending:
+        mine, reference = pending.pop()
+        assert mine.full_name == reference.full_name
+        assert fields(mine) == fields(reference), mine.full_name
+        assert mine.GetOptions().map_entry == reference.GetOptions().map_entry
+        seen.add(mine.full_name)
+        pending.extend((f.message_type, g.message_type)
+                       for f, g in zip(mine.fields, reference.fields, strict=True)
+                       if f.message_type and f.message_type.full_name not in seen)
+    assert {"tensorflow.Example", "tensorflow.Features", "tensorflow.Feature",
+            "tensorflow.BytesList", "tensorflow.FloatList", "tensorflow.Int64List"} <= seen

@@ -1,18 +1,10 @@
 """tf.train.Example <-> Python and numpy without TensorFlow, and feature-spec inference.
 
-Serialization is a small hand-written encoder/decoder of the protobuf wire format of
-the five messages of ``tensorflow/core/example/{example,feature}.proto``::
-
-    Example  { Features features = 1; }
-    Features { map<string, Feature> feature = 1; }
-    Feature  { oneof kind { BytesList bytes_list = 1; FloatList float_list = 2;
-                            Int64List int64_list = 3; } }
-    BytesList { repeated bytes value = 1; }   FloatList { repeated float value = 1 [packed]; }
-    Int64List { repeated int64 value = 1 [packed]; }
-
-``make_example`` writes the map entries in the order of protobuf's deterministic
-serialization in Python (upb: byte-wise, a key after its own extensions), so its
-output equals ``tf.train.Example.SerializeToString(deterministic=True)``. Only turning an inferred
+Serialization is the protobuf package's, on message classes built from
+``tensorflow/core/example/{example,feature}.proto`` without importing TensorFlow
+(:mod:`tf1compat.records._example_proto`). ``make_example`` serializes
+deterministically (map entries by key bytes), so its output equals
+``tf.train.Example.SerializeToString(deterministic=True)``. Only turning an inferred
 schema into TensorFlow objects imports TensorFlow. The file framing around these
 records is :mod:`tf1compat.records.tfrecord`.
 """
@@ -24,20 +16,19 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from tf1compat._checks import check_positive_int
+from tf1compat.records._example_proto import Example
 from tf1compat.records.tfrecord import iter_records
 
 KINDS = ("bytes", "float", "int64")  # tf.train.Feature's bytes_list, float_list, int64_list
-_FIELD_OF_KIND = {"bytes": 1, "float": 2, "int64": 3}
-_KIND_OF_FIELD = {number: kind for kind, number in _FIELD_OF_KIND.items()}
+_LIST_OF_KIND = {"bytes": "bytes_list", "float": "float_list", "int64": "int64_list"}
+_KIND_OF_LIST = {field: kind for kind, field in _LIST_OF_KIND.items()}
 _DTYPE_OF_KIND = {"bytes": "string", "float": "float32", "int64": "int64"}
 _KIND_OF_DTYPE_CHAR = {"b": "int64", "i": "int64", "u": "int64", "f": "float",
                        "S": "bytes", "U": "bytes"}
-_U64 = (1 << 64) - 1
 _INT64_MAX = (1 << 63) - 1
-_VARINT, _FIXED64, _LEN, _FIXED32 = 0, 1, 2, 5
-_FIXED_SIZES = {_FIXED64: 8, _FIXED32: 4}
 _EXPECTED = ("expected bool, int, float, str or bytes, a flat list or tuple of one of "
              "these kinds, or a numpy array")
 
@@ -123,7 +114,12 @@ def _array_values(key, array):
 
 
 def _feature_values(key, value):
-    """(kind, values) of one mapping entry, by tf.train.Example's type rules."""
+    """(kind, values) of one mapping entry, by tf.train.Example's type rules: a list,
+    or a numpy array of int64 or float32."""
+    if type(value) is int and -_INT64_MAX - 1 <= value <= _INT64_MAX:  # the common scalars
+        return "int64", [value]
+    if type(value) is bytes:
+        return "bytes", [value]
     if isinstance(value, np.ndarray):
         return _array_values(key, value)
     if isinstance(value, (list, tuple)):
@@ -131,39 +127,6 @@ def _feature_values(key, value):
     if _scalar_kind(value) is None:
         raise TypeError(f"feature {key!r}: got {_describe(value)}; {_EXPECTED}")
     return _list_values(key, [value])
-
-
-_ONE_BYTE_VARINTS = tuple(bytes([number]) for number in range(0x80))
-
-
-def _varint(number):
-    if number < 0x80:  # most tags, lengths and labels: no loop, no allocation
-        return _ONE_BYTE_VARINTS[number]
-    out = bytearray()
-    while number > 0x7F:
-        out.append(number & 0x7F | 0x80)
-        number >>= 7
-    out.append(number)
-    return bytes(out)
-
-
-_LEN_TAGS = {number: _varint(number << 3 | _LEN) for number in (1, 2, 3)}
-
-
-def _field(number, payload):
-    """A length-delimited protobuf field (field numbers 1-3, all Example uses)."""
-    return _LEN_TAGS[number] + _varint(len(payload)) + payload
-
-
-def _encode_list(kind, values):
-    """The payload of a BytesList, FloatList or Int64List message."""
-    if kind == "bytes":
-        return b"".join(_field(1, v) for v in values)
-    if not len(values):
-        return b""
-    if kind == "float":
-        return _field(1, values.astype("<f4").tobytes())
-    return _field(1, b"".join(_varint(v & _U64) for v in values.tolist()))
 
 
 def make_example(mapping):
@@ -177,107 +140,34 @@ def make_example(mapping):
     if not isinstance(mapping, Mapping):
         raise TypeError(f"make_example needs a mapping of feature name to values, "
                         f"got {_describe(mapping)}")
-    encoded_keys = {}
+    example = Example()
+    example.features.SetInParent()  # as tf.train.Example(features=...), also for {}
+    features = example.features.feature
     for key in mapping:
         if not isinstance(key, str):
             raise TypeError(f"feature key {key!r} is {_describe(key)}; keys must be str")
-        encoded_keys[key] = _utf8(key, key)
-    entries = []
-    # upb's deterministic map order: key bytes ascending, a key before its extensions
-    for key in sorted(mapping, key=lambda k: (*encoded_keys[k], 256)):
+        _utf8(key, key)
         kind, values = _feature_values(key, mapping[key])
-        feature = _field(_FIELD_OF_KIND[kind], _encode_list(kind, values))
-        entries.append(_field(1, _field(1, encoded_keys[key]) + _field(2, feature)))
-    return _field(1, b"".join(entries))
+        feature_list = getattr(features[key], _LIST_OF_KIND[kind])
+        feature_list.SetInParent()  # an empty list still says its kind
+        feature_list.value.extend(values.tolist() if isinstance(values, np.ndarray) else values)
+    return example.SerializeToString(deterministic=True)
 
 
 # ------------------------------------------------------------------ bytes -> numpy
 
-def _read_varint(data, pos):
-    result = shift = 0
-    while shift < 70:
-        if pos >= len(data):
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-    raise ValueError("varint longer than 10 bytes")
-
-
-def _iter_fields(data):
-    """Yield (field number, wire type, value) of a protobuf message in a memoryview;
-    the value is an int for varints, a memoryview otherwise."""
-    pos = 0
-    while pos < len(data):
-        tag, pos = _read_varint(data, pos)
-        number, wire = tag >> 3, tag & 7
-        if wire == _VARINT:
-            value, pos = _read_varint(data, pos)
-            yield number, wire, value
-            continue
-        if wire == _LEN:
-            size, pos = _read_varint(data, pos)
-        elif wire in _FIXED_SIZES:
-            size = _FIXED_SIZES[wire]
-        else:
-            raise ValueError(f"unsupported wire type {wire} in field {number}")
-        if pos + size > len(data):
-            raise ValueError(f"field {number} runs past the end of its message")
-        yield number, wire, data[pos:pos + size]
-        pos += size
-
-
-def _parse_int64s(payload):
-    values = []
-    for number, wire, value in _iter_fields(payload):
-        if number == 1 and wire == _VARINT:
-            values.append(value)
-        elif number == 1 and wire == _LEN:  # packed
-            pos = 0
-            while pos < len(value):
-                item, pos = _read_varint(value, pos)
-                values.append(item)
-    return np.array([_to_signed(v & _U64) for v in values], np.int64)
-
-
-def _to_signed(unsigned):
-    return unsigned - (1 << 64) if unsigned > _INT64_MAX else unsigned
-
-
-def _parse_floats(payload):
-    parts = []
-    for number, wire, value in _iter_fields(payload):
-        if number == 1 and wire in (_LEN, _FIXED32):  # packed, or one unpacked float
-            if len(value) % 4:
-                raise ValueError(f"packed floats of {len(value)} bytes (not a multiple of 4)")
-            parts.append(np.frombuffer(value, "<f4"))
-    if not parts:
-        return np.empty(0, np.float32)
-    return np.concatenate(parts).astype(np.float32, copy=False)
-
-
-def _parse_bytes(payload):
-    values = [bytes(value) for number, wire, value in _iter_fields(payload)
-              if number == 1 and wire == _LEN]
-    array = np.empty(len(values), object)
-    array[:] = values
-    return array
-
-
-_LIST_PARSERS = {"bytes": _parse_bytes, "float": _parse_floats, "int64": _parse_int64s}
-
-
-def _parse_feature(payload):
-    """(kind, values) of a Feature; a Feature with no kind set gives (None, empty float32)."""
-    kind, values = None, np.empty(0, np.float32)
-    for number, wire, value in _iter_fields(payload):
-        if wire == _LEN and number in _KIND_OF_FIELD:
-            kind = _KIND_OF_FIELD[number]
-            values = _LIST_PARSERS[kind](value)
-    return kind, values
+def _list_values_of(feature):
+    """(kind, 1-D numpy array) of a Feature message; no kind set gives (None, empty float32)."""
+    field = feature.WhichOneof("kind")
+    if field is None:
+        return None, np.empty(0, np.float32)
+    kind = _KIND_OF_LIST[field]
+    values = getattr(feature, field).value
+    if kind == "bytes":
+        array = np.empty(len(values), object)
+        array[:] = values
+        return kind, array
+    return kind, np.array(values, np.float32 if kind == "float" else np.int64)
 
 
 def _parse_example(serialized):
@@ -285,20 +175,13 @@ def _parse_example(serialized):
     if not isinstance(serialized, (bytes, bytearray, memoryview)):
         raise TypeError("expected a serialized tf.train.Example (bytes), "
                         f"got {_describe(serialized)}")
-    features = {}
+    example = Example()
     try:
-        for number, wire, features_msg in _iter_fields(memoryview(serialized)):
-            if (number, wire) != (1, _LEN):
-                continue
-            for entry_number, entry_wire, entry in _iter_fields(features_msg):
-                if (entry_number, entry_wire) != (1, _LEN):
-                    continue
-                parts = {n: v for n, w, v in _iter_fields(entry) if w == _LEN}
-                key = bytes(parts.get(1, b"")).decode()
-                features[key] = _parse_feature(parts.get(2, memoryview(b"")))
-    except (ValueError, UnicodeDecodeError) as e:
+        example.ParseFromString(bytes(serialized))
+    except DecodeError as e:
         raise ValueError(f"not a serialized tf.train.Example: {e}") from e
-    return dict(sorted(features.items()))
+    features = example.features.feature
+    return {key: _list_values_of(features[key]) for key in sorted(features)}
 
 
 def example_to_dict(serialized):
