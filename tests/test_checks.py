@@ -174,9 +174,9 @@ def test_the_module_imports_no_tensorflow_nor_numpy():
 
 
 def test_the_tf_free_wings_take_numpy_integers(tmp_path):
+    from tf1compat.convert.local import LocalRunner
+    from tf1compat.convert.sharded import shard_paths
     from tf1compat.records.example import infer_schema, make_example
-    from tf1compat.records.sharding import LocalRunner
-    from tf1compat.records.tfrecord import shard_paths
 
     runner = LocalRunner(np.int64(2))
     assert runner.workers == 2 and type(runner.workers) is int

@@ -10,7 +10,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from tf1compat import cifar10
+from tf1compat import cifar10, cli
 from tf1compat.errors import CifarFormatError, PipelineConfigError
 from tf1compat.records.example import example_to_dict
 from tf1compat.records.tfrecord import iter_records
@@ -269,11 +269,14 @@ def test_convert_redoes_damaged_or_different_outputs(source, tmp_path):
         + ["labels.txt"])
 
 
-def test_convert_prints_summary(source, tmp_path, capsys):
+def test_convert_returns_the_summary_the_cli_prints(source, tmp_path, capsys):
     summary = cifar10.convert(source, tmp_path / "out", workers=1)
-    printed = capsys.readouterr().out
-    assert printed.strip() == str(summary)
-    assert "train 40, test 12 images (png)" in printed
+    assert capsys.readouterr() == ("", "")          # the library prints nothing
+    assert "train 40, test 12 images (png)" in str(summary)
+    assert cli.main(["convert-cifar10", source, str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.strip() == str(summary).replace(
+        f"wrote {summary.num_bytes / 1e6:.1f} MB in {summary.seconds:.1f} s",
+        "up to date, skipped (--overwrite / overwrite=True redoes it)")
     assert summary.num_bytes == sum(os.path.getsize(p) for ps in summary.files.values()
                                     for p in ps)
 
@@ -360,6 +363,25 @@ def test_get_split_round_trip_through_data_provider(converted, image_format, num
                                       round_robin(images, num_shards))
         np.testing.assert_array_equal([g["label"] for g in got],
                                       round_robin(labels[:, 0], num_shards))
+
+
+@pytest.mark.tf
+def test_a_slim_style_dataset_module_reads_the_output(converted, no_thread_leaks):
+    from slim_style import cifar10 as slim_cifar10
+
+    import tf1compat as tc
+    folder, out = converted("png", 1)
+    assert (out / "labels.txt").read_text() == "".join(
+        f"{i}:{name}\n" for i, name in enumerate(cifar10.LABELS))
+    for split, names in (("train", TRAIN_FILES), ("test", ["test_batch.bin"])):
+        images, labels = source_arrays(folder, names)
+        with tc.legacy_graph():
+            dataset = slim_cifar10.get_split(split, str(out))
+            assert dataset.labels_to_names == dict(enumerate(cifar10.LABELS))
+            got = read_provider(dataset, ["image", "label"])
+        assert len(got) == slim_cifar10.SPLITS_TO_SIZES[split]
+        np.testing.assert_array_equal(np.stack([g["image"] for g in got]), images)
+        np.testing.assert_array_equal([g["label"] for g in got], labels[:, 0])
 
 
 @pytest.mark.tf

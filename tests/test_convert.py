@@ -40,8 +40,8 @@ def files_of(directory):
 
 
 def test_write_shards_local(tmp_path):
-    results = convert.write_shards(plan(), tmp_path, key=convert.plan_key("t"), workers=1,
-                                   extra_files={"labels.txt": "0:a\n"})
+    results = convert.write_shards(convert.Plan(plan(), {"labels.txt": "0:a\n"}), tmp_path,
+                                   key=convert.plan_key("t"), workers=1)
     assert [r.records for r in results] == [2, 2, 2, 2, 2, 2]
     assert sorted(os.listdir(tmp_path)) == ["labels.txt", "s-0.tfrecord", "s-1.tfrecord"]
     assert list(tfrecord.iter_records(tmp_path / "s-1.tfrecord")) == [

@@ -7,6 +7,10 @@ import io
 import json
 import os
 import struct
+import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -14,10 +18,11 @@ from PIL import Image
 
 import tf1compat as tc
 from tf1compat import cli
-from tf1compat.convert.imagefolder import read_image_header
+from tf1compat.convert.imagefolder import SPLITS, read_image_header
+from tf1compat.convert.plan import plan_key
+from tf1compat.convert.staging import STAGING_PREFIX, Staging
 from tf1compat.errors import ImageFormatError, PipelineConfigError
 from tf1compat.records.example import example_to_dict
-from tf1compat.records.sharding import STAGING_PREFIX
 from tf1compat.records.tfrecord import iter_records
 
 CLASSES = ["daisy", "roses", "tulips"]
@@ -52,7 +57,7 @@ def photos(tmp_path, rng):
 
 
 def read_output(directory, split="*"):
-    examples = [example_to_dict(r) for path in sorted(directory.glob(f"*_{split}-*.tfrecord"))
+    examples = [example_to_dict(r) for path in sorted(directory.glob(f"*_{split}_*-of-*.tfrecord"))
                 for r in iter_records(path)]
     return {e["image/filename"][0].decode(): e for e in examples}
 
@@ -75,7 +80,7 @@ def test_every_file_once_with_its_bytes_label_and_size(photos, tmp_path):
     assert (tmp_path / "out" / "labels.txt").read_text() == "0:daisy\n1:roses\n2:tulips\n"
     assert summary.counts == {"train": 27, "validation": 3} and summary.skipped == ()
     assert sorted(os.listdir(tmp_path / "out")) == [
-        "flowers_train-00000-of-00001.tfrecord", "flowers_validation-00000-of-00001.tfrecord",
+        "flowers_train_00000-of-00001.tfrecord", "flowers_validation_00000-of-00001.tfrecord",
         "labels.txt"]
 
 
@@ -106,12 +111,12 @@ def test_not_an_image_is_named_and_nothing_written(photos, tmp_path):
     bad.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF")             # a header cut off
     out = tmp_path / "out"
     out.mkdir()
-    (out / "flowers_train-00000-of-00001.tfrecord").write_bytes(b"earlier run")
+    (out / "flowers_train_00000-of-00001.tfrecord").write_bytes(b"earlier run")
     with pytest.raises(ImageFormatError, match="broken.jpg: a JPEG image without a frame "
                                                "header") as e:
         tc.imagefolder.convert(folder, out, name="flowers", workers=2, quiet=True)
     assert e.value.path == str(bad) and "JPEG, PNG or BMP" in e.value.expected
-    assert files_of(out) == {"flowers_train-00000-of-00001.tfrecord": b"earlier run"}
+    assert files_of(out) == {"flowers_train_00000-of-00001.tfrecord": b"earlier run"}
 
 
 def test_on_error_skip_lists_the_files_left_out(photos, tmp_path, capsys):
@@ -157,7 +162,7 @@ def test_file_names_that_are_not_utf8_are_kept_as_bytes(tmp_path):
         f.write(data)
     tc.imagefolder.convert(tmp_path / "photos", tmp_path / "out", name="f",
                            validation_fraction=0, quiet=True)
-    (record,) = iter_records(tmp_path / "out" / "f_train-00000-of-00001.tfrecord")
+    (record,) = iter_records(tmp_path / "out" / "f_train_00000-of-00001.tfrecord")
     assert example_to_dict(record)["image/filename"][0] == b"caf\xe9/cr\xe8me.png"
     assert (tmp_path / "out" / "labels.txt").read_bytes() == b"0:caf\xe9\n"
 
@@ -170,7 +175,7 @@ def test_other_shard_counts_are_replaced(photos, tmp_path):
     tc.imagefolder.convert(folder, out, name="f", num_shards=2, validation_fraction=0,
                            quiet=True)
     assert sorted(os.listdir(out)) == [
-        "f_train-00000-of-00002.tfrecord", "f_train-00001-of-00002.tfrecord", "labels.txt",
+        "f_train_00000-of-00002.tfrecord", "f_train_00001-of-00002.tfrecord", "labels.txt",
         "mine.txt"]
 
 
@@ -189,7 +194,47 @@ def test_shards_a_dead_run_was_committing_are_replaced_too(photos, tmp_path):
     tc.imagefolder.convert(folder, out, name="f", num_shards=2, validation_fraction=0,
                            quiet=True)
     assert sorted(os.listdir(out)) == [
-        "f_train-00000-of-00002.tfrecord", "f_train-00001-of-00002.tfrecord", "labels.txt"]
+        "f_train_00000-of-00002.tfrecord", "f_train_00001-of-00002.tfrecord", "labels.txt"]
+
+
+def test_a_second_conversion_into_the_folder_is_refused_naming_the_first_or_waits(
+        photos, tmp_path, capsys):
+    folder, _ = photos
+    out = tmp_path / "out"
+    out.mkdir()
+    with Staging(out, plan_key("first"), what="imagefolder.convert cats") as first:
+        assert cli.main(["convert-images", str(folder), str(out), "--name", "f"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(
+            f"tf1compat convert-images: error: {out}: another tf1compat conversion is "
+            f"writing into this folder (imagefolder.convert cats, pid {os.getpid()} on ")
+        assert err.count("\n") == 1 and "--wait" in err
+        assert os.listdir(out) == [os.path.basename(first.path)]
+        waiting = threading.Thread(target=tc.imagefolder.convert, args=(folder, out),
+                                   kwargs={"name": "f", "wait": True, "workers": 1})
+        waiting.start()
+        time.sleep(1.5)
+        assert waiting.is_alive() and os.listdir(out) == [os.path.basename(first.path)]
+    waiting.join(60)
+    assert sorted(os.listdir(out)) == ["f_train_00000-of-00001.tfrecord",
+                                       "f_validation_00000-of-00001.tfrecord", "labels.txt"]
+
+
+@pytest.mark.timeout(120)
+def test_two_conversions_at_once_never_mix_their_shards(photos, tmp_path):
+    folder, expected = photos
+    out = tmp_path / "out"
+    runs = [subprocess.Popen([sys.executable, "-m", "tf1compat", "convert-images", str(folder),
+                              str(out), "--name", "f", "--shards", shards, "--wait",
+                              "--workers", "1"], stderr=subprocess.PIPE, text=True)
+            for shards in ("2", "3")]
+    for run in runs:
+        assert run.wait(timeout=100) == 0, run.stderr.read()
+        run.stderr.close()
+    shards = sorted(p.name for p in out.glob("*.tfrecord"))
+    assert shards in ([f"f_{split}_{i:05d}-of-0000{n}.tfrecord" for split in SPLITS
+                       for i in range(n)] for n in (2, 3))
+    assert sorted(read_output(out)) == sorted(expected)        # each image once
 
 
 @pytest.mark.parametrize("arguments, argument", [
@@ -321,7 +366,7 @@ def test_get_split_reads_images_labels_and_names(photos, tmp_path):
     folder, expected = photos
     tc.imagefolder.convert(folder, tmp_path, name="flowers", num_shards=2, quiet=True)
     with tc.legacy_graph():
-        dataset = tc.imagefolder.get_split("validation", tmp_path, "flowers")
+        dataset = tc.imagefolder.get_split("validation", tmp_path)
         assert (dataset.num_samples, dataset.num_classes) == (3, 3)
         assert dataset.labels_to_names == dict(enumerate(CLASSES))
         provider = slim.dataset_data_provider.DatasetDataProvider(
@@ -340,8 +385,39 @@ def test_get_split_reads_images_labels_and_names(photos, tmp_path):
 def test_get_split_errors_name_the_split_and_folder(tmp_path):
     with tc.legacy_graph():
         with pytest.raises(PipelineConfigError, match="valid splits") as e:
-            tc.imagefolder.get_split("test", tmp_path, "flowers")
+            tc.imagefolder.get_split("test", tmp_path)
         assert e.value.argument == "split_name"
         with pytest.raises(PipelineConfigError, match="convert-images") as e:
-            tc.imagefolder.get_split("train", tmp_path, "flowers")
+            tc.imagefolder.get_split("train", tmp_path)
         assert e.value.argument == "dataset_dir"
+
+
+def decoded_split(dataset):
+    """``[(label, shape, pixels)]`` of a slim dataset read once in file order, sorted."""
+    from tf1compat import slim
+    provider = slim.dataset_data_provider.DatasetDataProvider(
+        dataset, num_readers=1, shuffle=False, num_epochs=1)
+    with tc.SessionIterator(provider.get(["label", "image"])) as it:
+        return sorted((int(label), image.shape, image.tobytes()) for label, image in it)
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("num_shards", [1, 3])
+def test_a_slim_style_dataset_module_reads_the_output(photos, tmp_path, num_shards,
+                                                      no_thread_leaks):
+    from slim_style import flowers
+
+    from tf1compat._tf import tf
+    folder, expected = photos
+    out = tmp_path / "flowers"
+    tc.imagefolder.convert(folder, out, name="flowers", num_shards=num_shards)
+    for split, size in flowers.SPLITS_TO_SIZES.items():
+        with tc.legacy_graph():
+            dataset = flowers.get_split(split, str(out))
+            assert dataset.labels_to_names == dict(enumerate(CLASSES))
+            found = decoded_split(dataset)
+        members = [expected[name] for name in read_output(out, split)]
+        reference = sorted((label, (height, width, 3),
+                            tf.io.decode_image(data, channels=3).numpy().tobytes())
+                           for data, label, height, width in members)
+        assert len(found) == size and found == reference

@@ -1,5 +1,5 @@
-"""Shard plans (tf1compat.records.sharding): parts, staging, commit, resume, the local
-runner however Python was started, killed runs and full disks.
+"""Shard plans (tf1compat.convert: plan, staging, local): parts, staging, commit, resume,
+the local runner however Python was started, killed runs and full disks.
 
 The reference for every output is the same records written by one TFRecordWriter."""
 
@@ -12,9 +12,11 @@ import time
 
 import pytest
 
-from tf1compat.records import sharding, tfrecord
+from tf1compat import tfrecord
+from tf1compat.convert import local, plan, sharded
+from tf1compat.convert.plan import build_tasks, plan_key
+from tf1compat.convert.staging import STAGING_PREFIX, Staging
 from tf1compat.records.example import make_example
-from tf1compat.records.sharding import STAGING_PREFIX, Staging, build_tasks, plan_key
 
 
 def encode(i):
@@ -44,7 +46,7 @@ def listing(directory):
 
 def run_plan(tasks, output_dir, key="plan", runner=None, **commit):
     with Staging(output_dir, plan_key(key)) as staging:
-        results = staging.write(tasks, runner or sharding.LocalRunner(1))
+        results = staging.write(tasks, runner or local.LocalRunner(1))
         staging.commit(tasks, **commit)
     return results
 
@@ -83,7 +85,7 @@ def test_a_failing_task_leaves_the_output_folder_as_it_was(tmp_path, workers):
     (tmp_path / "a.tfrecord").write_bytes(b"earlier output")
     tasks = build_tasks("a.tfrecord", range(20), failing_records, max_part_inputs=4)
     with pytest.raises(ValueError, match="item 13 is bad") as e:
-        run_plan(tasks, tmp_path, runner=sharding.LocalRunner(workers))
+        run_plan(tasks, tmp_path, runner=local.LocalRunner(workers))
     if workers > 1:     # raised here with its type; the worker's traceback is the cause
         assert "failing_records" in str(e.value.__cause__)
     assert listing(tmp_path) == ["a.tfrecord"]
@@ -93,7 +95,7 @@ def test_a_failing_task_leaves_the_output_folder_as_it_was(tmp_path, workers):
 def test_local_runner_rejects_bad_workers():
     with pytest.raises(ValueError, match="^LocalRunner: workers must be a non-negative "
                                          "integer or None, got -1$"):
-        sharding.LocalRunner(-1)
+        local.LocalRunner(-1)
 
 
 @pytest.mark.timeout(60)
@@ -101,16 +103,19 @@ def test_unpicklable_task_named(tmp_path):
     import threading
     tasks = build_tasks("a", [threading.Lock()] * 4, to_records, max_part_inputs=1)
     with pytest.raises(TypeError, match="shard task 'a.part-00000-of-00004' cannot be sent"):
-        run_plan(tasks, tmp_path, runner=sharding.LocalRunner(2))
+        run_plan(tasks, tmp_path, runner=local.LocalRunner(2))
     assert listing(tmp_path) == []
 
 
-def test_second_live_run_of_the_same_plan_is_refused(tmp_path):
-    with Staging(tmp_path, plan_key("same")):
-        with pytest.raises(BlockingIOError, match="another tf1compat conversion"):
-            Staging(tmp_path, plan_key("same")).__enter__()
-        with Staging(tmp_path, plan_key("other")) as other:     # another plan goes ahead
-            assert os.path.isdir(other.path)
+def test_a_second_live_run_into_the_folder_is_refused_naming_the_first(tmp_path):
+    with Staging(tmp_path, plan_key("first"), what="imagefolder.convert flowers"):
+        for key in ("first", "second"):     # the same plan or another one
+            with pytest.raises(BlockingIOError) as e:
+                Staging(tmp_path, plan_key(key)).__enter__()
+            assert str(e.value).startswith(
+                f"{tmp_path}: another tf1compat conversion is writing into this folder "
+                f"(imagefolder.convert flowers, pid {os.getpid()} on ")
+            assert len(listing(tmp_path)) == 1          # the second left nothing
     assert listing(tmp_path) == []
 
 
@@ -138,7 +143,7 @@ def test_commit_failing_midway_is_finished_by_the_next_run(tmp_path, monkeypatch
                 raise OSError(5, "Input/output error")
         real_replace(source, target)
 
-    monkeypatch.setattr(sharding.os, "replace", replace_then_fail)
+    monkeypatch.setattr(os, "replace", replace_then_fail)
     with pytest.raises(OSError, match="Input/output error"):
         run_plan(tasks, tmp_path, stale=["old"])
     monkeypatch.undo()
@@ -173,7 +178,7 @@ def test_plan_key_changes_with_the_function_code():
 SCRIPT = """\
 {first_line}
 import sys
-from tf1compat.records import tfrecord
+from tf1compat import tfrecord
 from tf1compat.records.example import make_example
 
 def encode(i):      # defined in __main__: reaches the workers by cloudpickle
@@ -299,7 +304,7 @@ DISK_FULL = """\
 import os, resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)      # over the limit: EFBIG, as a full disk
 resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
-from tf1compat.records import tfrecord
+from tf1compat import tfrecord
 out = sys.argv[1]
 try:
     if sys.argv[2] == "writer":
@@ -329,16 +334,16 @@ def test_full_disk_leaves_no_temporary_file(tmp_path, api):
 def test_result_records_what_was_written_and_skipped(tmp_path):
     def some_skipped(items):
         for item in items:
-            yield sharding.SkippedInput(f"item-{item}", "odd") if item % 2 else encode(item)
+            yield plan.SkippedInput(f"item-{item}", "odd") if item % 2 else encode(item)
 
     (task,) = build_tasks("a", range(5), some_skipped, max_part_inputs=10)
-    result = sharding.write_shard(task, tmp_path)
+    result = plan.write_shard(task, tmp_path)
     assert (result.records, [str(s) for s in result.skipped]) == (3, ["item-1 (odd)",
                                                                      "item-3 (odd)"])
     assert result.size_bytes == os.path.getsize(tmp_path / "a")
     assert json.loads((tmp_path / "a.result.json").read_text())["skipped"] == [
         ["item-1", "odd"], ["item-3", "odd"]]
-    assert sharding._read_result(tmp_path, task) == result
+    assert plan.read_result(tmp_path, task) == result
 
 
 def test_records_without_encode_stream_in_bounded_memory(tmp_path):
@@ -359,3 +364,14 @@ def test_records_without_encode_stream_in_bounded_memory(tmp_path):
     with pytest.raises(OSError, match="No space left"):
         tfrecord.write_sharded(failing(), tmp_path / "s.tfrecord", num_shards=2)
     assert listing(tmp_path) == ["r-00000-of-00002.tfrecord", "r-00001-of-00002.tfrecord"]
+
+
+def test_write_sharded_resumes_only_a_run_of_the_same_version(tmp_path, monkeypatch):
+    keys = []
+    real_write_shards = sharded.write_shards
+    monkeypatch.setattr(sharded, "write_shards", lambda *args, key, **kwargs: keys.append(
+        key) or real_write_shards(*args, key=key, **kwargs))
+    for version in ("0.1.0", "0.2.0", "0.2.0"):
+        monkeypatch.setattr(sharded, "__version__", version)
+        tfrecord.write_sharded(range(3), tmp_path / "t", 2, workers=0, encode=encode)
+    assert keys[0] != keys[1] == keys[2]

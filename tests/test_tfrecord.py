@@ -263,18 +263,6 @@ def test_write_sharded_names_the_output_and_the_item_that_is_not_bytes(
     assert os.listdir("o2") == []
 
 
-def test_write_sharded_resumes_only_a_run_of_the_same_version(tmp_path, monkeypatch):
-    from tf1compat.records import sharding
-    keys = []
-    real_staging = sharding.Staging
-    monkeypatch.setattr(sharding, "Staging", lambda d, key: keys.append(key) or
-                        real_staging(d, key))
-    for version in ("0.1.0", "0.2.0", "0.2.0"):
-        monkeypatch.setattr(tfrecord, "__version__", version, raising=False)
-        tfrecord.write_sharded(range(3), tmp_path / "t", 2, workers=0, encode=_encode_or_not)
-    assert keys[0] != keys[1] == keys[2]
-
-
 # --------------------------------------------------------------- against TensorFlow
 
 @pytest.fixture

@@ -280,22 +280,29 @@ def _add_runner_arguments(p):
     p.add_argument("--beam-options", default=None, metavar="FLAGS",
                    help="Beam's own flags for --runner beam, as one string: "
                         "--beam-options='--runner=FlinkRunner --flink_master=HOST:8081'")
+    p.add_argument("--wait", action="store_true",
+                   help="when another conversion is writing into OUTPUT_DIR, wait for it "
+                        "to end (default: stop, naming it)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _runner_kwargs(args):
     import shlex
     options = shlex.split(args.beam_options) if args.beam_options is not None else None
-    return {"runner": args.runner, "beam_options": options}
+    return {"runner": args.runner, "beam_options": options, "wait": args.wait,
+            "quiet": args.quiet}
 
 
 def _run_converter(command, convert, *args, **kwargs):
-    """Run a converter; exit 2 naming the problem when the input or setup is bad (a
-    missing engine here; bad input and system errors as every command, in main)."""
+    """Run a converter and print its summary; exit 2 naming the problem when the input
+    or setup is bad (a missing engine here; bad input and system errors as every
+    command, in main)."""
     try:
-        convert(*args, **kwargs)
+        summary = convert(*args, **kwargs)
     except ImportError as e:    # runner="beam" without the tf1compat[beam] extra
         print(f"tf1compat {command}: error: {e}", file=sys.stderr)
         return 2
+    print(summary)
     return 0
 
 
@@ -310,7 +317,7 @@ def _run_convert_cifar10(args):
 def _add_convert_images(subparsers):
     p = subparsers.add_parser(
         "convert-images", help="convert a folder of images, one subfolder per class, to "
-                               "slim's TFRecords (NAME_train-*, NAME_validation-*, labels.txt)")
+                               "slim's TFRecords (NAME_train_*, NAME_validation_*, labels.txt)")
     p.add_argument("source", metavar="SOURCE", help="the folder of class folders")
     p.add_argument("output_dir", metavar="OUTPUT_DIR", help="where to write (created if missing)")
     p.add_argument("--name", required=True, help="file name prefix, e.g. flowers")

@@ -1,10 +1,12 @@
 """TFRecord files without TensorFlow: read (verifying CRCs), verify, write (bytes
 identical to ``tf.io.TFRecordWriter``), detect compression and write sharded outputs.
 
-The record layer (:mod:`tf1compat.records.tfrecord`) keeps them; Examples inside
-the records are :mod:`tf1compat.example`.
+The record layer (:mod:`tf1compat.records.tfrecord`) keeps them, the conversion wing
+the sharded writing (:mod:`tf1compat.convert.sharded`); Examples inside the records
+are :mod:`tf1compat.example`.
 """
 
+from tf1compat.convert.sharded import shard_paths, write_sharded
 from tf1compat.records.tfrecord import (
     COMPRESSION_TYPES,
     RecordIterator,
@@ -15,10 +17,8 @@ from tf1compat.records.tfrecord import (
     detect_compression,
     iter_records,
     masked_crc32c,
-    shard_paths,
     verify,
     write_records,
-    write_sharded,
 )
 
 __all__ = ["COMPRESSION_TYPES", "RecordIterator", "TFRecordWriter", "VerifyReport",

@@ -1,13 +1,12 @@
 """CIFAR binary batches -> slim's TFRecords, as a plan of shard tasks run by any of
 :mod:`tf1compat.convert`'s runners (no TensorFlow: the workers stay light).
 
-The records are read back by :func:`tf1compat.cifar10.get_split`; the staging, the
-workers and the commit are :mod:`tf1compat.records.sharding`'s.
+The records are read back by :func:`tf1compat.cifar10.get_split`; the plan is run by
+:func:`tf1compat.convert.write_shards`.
 """
 
 import dataclasses
 import functools
-import glob
 import itertools
 import os
 import struct
@@ -28,10 +27,10 @@ from tf1compat.cifar10._format import (
     _record_count,
 )
 from tf1compat.convert.labels import labels_file_text
-from tf1compat.convert.runners import build_runner
+from tf1compat.convert.plan import Plan, build_tasks, plan_key, shard_names
+from tf1compat.convert.runners import build_runner, write_shards
 from tf1compat.errors import CifarFormatError, PipelineConfigError
 from tf1compat.records.example import example_to_dict, make_example
-from tf1compat.records.sharding import Staging, build_tasks, plan_key
 from tf1compat.records.tfrecord import count_records, iter_records
 
 _CHUNK_RECORDS = 1000      # records read, label-checked and encoded at a time
@@ -86,8 +85,9 @@ class ConversionSummary:
 
     def __str__(self):
         counts = ", ".join(f"{split} {n}" for split, n in self.counts.items())
-        action = "up to date, skipped (overwrite=True redoes it)" if self.skipped else \
-            f"wrote {self.num_bytes / 1e6:.1f} MB in {self.seconds:.1f} s"
+        action = ("up to date, skipped (--overwrite / overwrite=True redoes it)"
+                  if self.skipped else
+                  f"wrote {self.num_bytes / 1e6:.1f} MB in {self.seconds:.1f} s")
         return (f"{self.dataset} -> {self.output_dir}: {counts} images "
                 f"({self.image_format}); {action}")
 
@@ -159,9 +159,10 @@ def _open_source(source, staging):
 
 
 def _shard_names(prefix, split, num_shards):
+    """slim's ``cifar10_train.tfrecord``; with more shards ``cifar10_train-00000-of-...``."""
     if num_shards == 1:
         return [f"{prefix}_{split}.tfrecord"]
-    return [f"{prefix}_{split}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+    return shard_names(f"{prefix}_{split}", num_shards)
 
 
 def _iter_examples(indices, *, sources, label_bytes, image_format, extra_label_keys):
@@ -264,16 +265,11 @@ def _first_example(path):
     return example_to_dict(next(iter(iter_records(path))))
 
 
-def _stale_outputs(variant, output_dir, keep):
-    """Names of earlier outputs of the same dataset (e.g. another shard count) not in ``keep``."""
-    stale = []
-    for split in variant.splits:
-        for pattern in (f"{variant.name}_{split}.tfrecord",
-                        f"{variant.name}_{split}-*-of-*.tfrecord"):
-            stale.extend(os.path.basename(p)
-                         for p in glob.glob(os.path.join(glob.escape(output_dir), pattern))
-                         if os.path.basename(p) not in keep)
-    return stale
+def _stale_patterns(variant):
+    """Glob patterns of earlier outputs of the same dataset (e.g. another shard count)."""
+    return tuple(pattern for split in variant.splits
+                 for pattern in (f"{variant.name}_{split}.tfrecord",
+                                 f"{variant.name}_{split}-*-of-*.tfrecord"))
 
 
 def _check_convert_arguments(image_format, num_shards):
@@ -292,7 +288,7 @@ def _prepare_output_dir(output_dir):
 
 
 def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
-            overwrite=False, *, runner="local", beam_options=None, quiet=False):
+            overwrite=False, *, runner="local", beam_options=None, wait=False, quiet=False):
     """Convert CIFAR-10 (or CIFAR-100) binary batches to slim's TFRecord layout.
 
     ``source`` is the extracted folder (``cifar-10-batches-bin`` or its parent)
@@ -318,8 +314,9 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     When ``output_dir`` already holds valid outputs (names, record counts,
     image format, labels) nothing is done unless ``overwrite``; damaged outputs
     and outputs of an earlier conversion with another shard count are replaced.
-    Shows a progress bar on a terminal; prints the summary unless ``quiet``;
-    returns it as a :class:`ConversionSummary`.
+    Another live conversion into ``output_dir`` is refused naming it, or with
+    ``wait`` waited for. Shows a progress bar on a terminal unless ``quiet``; returns
+    a :class:`ConversionSummary` (its ``str`` is the summary the CLI prints).
     """
     _check_convert_arguments(image_format, num_shards)
     runner = build_runner(runner, workers, beam_options)     # it checks workers
@@ -328,23 +325,26 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     start = time.perf_counter()
     key = plan_key("cifar10.convert", __version__, _source_identity(source), image_format,
                    num_shards)
-    with Staging(output_dir, key) as staging:
-        variant, folder = _open_source(source, staging.path)
+    planned = {}
+
+    def plan(staging_dir):
+        """Planned inside the staging folder (an archive is extracted there) and under
+        its lock (whether valid outputs exist)."""
+        variant, folder = _open_source(source, staging_dir)
         tasks, counts = _make_plan(variant, folder, num_shards, image_format)
         label_texts = _labels_file_texts(variant, _label_names(variant, folder))
-        skipped = not overwrite and _outputs_valid(tasks, output_dir, image_format, label_texts)
-        if not skipped:
-            staging.write(tasks, runner, desc=variant.name, unit="img")
-            names = {task.name for task in tasks}
-            staging.commit(tasks, label_texts,
-                           _stale_outputs(variant, output_dir, names | set(label_texts)))
+        planned.update(variant=variant, counts=counts)
+        if not overwrite and _outputs_valid(tasks, output_dir, image_format, label_texts):
+            return None
+        return Plan(tasks, label_texts, _stale_patterns(variant))
+
+    results = write_shards(plan, output_dir, key=key, runner=runner, wait=wait, quiet=quiet,
+                           what="cifar10.convert", unit="img")
+    variant = planned["variant"]
     files = {split: [os.path.join(output_dir, name)
                      for name in _shard_names(variant.name, split, num_shards)]
              for split in variant.splits}
-    summary = ConversionSummary(
-        variant.name, output_dir, image_format, counts, files,
+    return ConversionSummary(
+        variant.name, output_dir, image_format, planned["counts"], files,
         sum(os.path.getsize(p) for p in itertools.chain.from_iterable(files.values())),
-        time.perf_counter() - start, skipped)
-    if not quiet:
-        print(summary)
-    return summary
+        time.perf_counter() - start, results is None)

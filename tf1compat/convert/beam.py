@@ -1,7 +1,7 @@
 """Apache Beam as a runner of shard plans: the ``tf1compat[beam]`` extra, imported only
 when ``runner="beam"`` (or :class:`WriteShards`) is asked for.
 
-Each :class:`~tf1compat.records.sharding.ShardTask` is one element; ``write_shard`` is
+Each :class:`~tf1compat.convert.plan.ShardTask` is one element; ``write_shard`` is
 idempotent (temporary name, then rename), so Beam's retries of a bundle are safe. The
 tasks travel pickled by cloudpickle, so their functions may come from a script or a
 notebook. The output folder must be a file system every Beam worker sees (local runs,
@@ -14,7 +14,7 @@ import pickle
 
 import cloudpickle
 
-from tf1compat.records.sharding import ShardTask, write_shard
+from tf1compat.convert.plan import ShardTask, write_shard
 
 try:
     import apache_beam as beam
@@ -61,11 +61,11 @@ def _write_shard_keeping_error(task, directory):
 
 class WriteShards(beam.PTransform):
     """``PCollection[ShardTask] -> PCollection[ShardResult]``: writes each task into
-    ``directory`` with :func:`~tf1compat.records.sharding.write_shard`.
+    ``directory`` with :func:`~tf1compat.convert.plan.write_shard`.
 
     For your own Beam pipelines: the shards land under ``ShardTask.file_name``
     (parts of one shard are concatenated by
-    :meth:`~tf1compat.records.sharding.Staging.commit`, or by you).
+    :meth:`~tf1compat.convert.staging.Staging.commit`, or by you).
     """
 
     def __init__(self, directory):

@@ -5,8 +5,10 @@ tasks into an output folder, all or nothing. No TensorFlow here or in the worker
 
 import os
 
+from tf1compat.convert.local import LocalRunner
+from tf1compat.convert.plan import Plan
+from tf1compat.convert.staging import Staging
 from tf1compat.errors import PipelineConfigError
-from tf1compat.records.sharding import LocalRunner, Staging
 
 RUNNERS = ("local", "beam")
 
@@ -63,17 +65,28 @@ def build_runner(runner="local", workers=None, beam_options=None):
                               argument="runner", expected=list(RUNNERS))
 
 
-def write_shards(tasks, output_dir, *, key, runner="local", workers=None, beam_options=None,
-                 extra_files=None, stale=(), desc=None, unit="img"):
+def write_shards(plan, output_dir, *, key, runner="local", workers=None, beam_options=None,
+                 wait=False, quiet=False, what="a conversion", unit="rec"):
     """Run a plan of shard tasks into ``output_dir``, all or nothing; returns the
-    ShardResults in task order.
+    ShardResults in task order (None when the plan said there was nothing to do).
 
-    ``key`` identifies the plan (:func:`~tf1compat.records.sharding.plan_key`): a run
-    killed outright is resumed by the next run with the same key. ``extra_files``
-    (``{name: text}``) are committed with the shards, ``stale`` file names removed.
+    ``plan`` is a :class:`~tf1compat.convert.plan.Plan` (or a list of tasks), or a
+    function of the staging folder returning one (or None: nothing to do), for plans
+    whose inputs are prepared there (an extracted archive) or that look at the output
+    folder under its lock. ``key`` identifies the plan
+    (:func:`~tf1compat.convert.plan.plan_key`): a run killed outright is resumed by the
+    next run with the same key. Another live conversion into ``output_dir`` raises
+    ``BlockingIOError`` naming it, or with ``wait`` is waited for. ``what`` names this
+    run (progress bar, a second run's refusal); ``quiet`` hides the progress bar.
     """
     runner = build_runner(runner, workers, beam_options)
-    with Staging(os.fspath(output_dir), key) as staging:
-        results = staging.write(tasks, runner, desc=desc, unit=unit)
-        staging.commit(tasks, extra_files, stale)
+    with Staging(os.fspath(output_dir), key, wait=wait, what=what) as staging:
+        if callable(plan):
+            plan = plan(staging.path)
+            if plan is None:
+                return None
+        if not isinstance(plan, Plan):
+            plan = Plan(list(plan))
+        results = staging.write(plan.tasks, runner, desc=what, unit=unit, quiet=quiet)
+        staging.commit(plan.tasks, plan.extra_files, plan.stale)
     return results

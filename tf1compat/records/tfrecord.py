@@ -1,4 +1,4 @@
-"""TFRecord files in pure Python: CRC-checked reading, atomic writing, verifying, sharding.
+"""TFRecord files in pure Python: CRC-checked reading, atomic writing, verifying.
 
 A TFRecord file is a sequence of records, each framed as (little-endian)::
 
@@ -13,7 +13,6 @@ Byte offsets in errors count bytes of the uncompressed record stream, which for
 plain files are file offsets.
 """
 
-import collections.abc
 import contextlib
 import errno
 import fcntl
@@ -26,14 +25,13 @@ import sys
 import uuid
 import weakref
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import google_crc32c
 import numpy as np
 from tqdm import tqdm
 
-from tf1compat import __version__
-from tf1compat._checks import check_callable, check_choice, check_path, check_positive_int
+from tf1compat._checks import check_choice, check_path
 from tf1compat.errors import CorruptRecordError, display_path
 
 COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
@@ -47,7 +45,6 @@ _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 _HEADER_SIZE = _LENGTH.size + _CRC.size
 _CHUNK = 1 << 20
-_PART_ITEMS = 1024  # write_sharded items per task (part of a shard)
 
 
 def crc32c(data):
@@ -607,95 +604,8 @@ def write_records(path, records, compression=None):
     return writer.count
 
 
-def shard_paths(output_pattern, num_shards):
-    """File names of a sharded output: ``out/train.tfrecord`` (or ``out/train``) with 8
-    shards gives ``out/train-00000-of-00008.tfrecord`` ... ``out/train-00007-of-00008.tfrecord``."""
-    num_shards = check_positive_int("shard_paths", "num_shards", num_shards)
-    base = os.fsdecode(check_path("shard_paths", "output_pattern", output_pattern))
-    base = base.removesuffix(".tfrecord")
-    return [f"{base}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
-
-
 def _check_bytes(record, what):
     """Refuse a record that is not bytes-like, ``what`` (file, which record) first."""
     if not isinstance(record, (bytes, bytearray, memoryview)):
         raise TypeError(f"{what} {type(record).__name__}; expected bytes (encode it first, "
                         "e.g. with tf1compat.records.example.make_example)")
-
-
-def _encode_items(encode, path, first, step, items):
-    """A write_sharded task's records: ``encode`` of its items, which are items ``first``,
-    ``first + step``, ... of the call, bound for shard ``path`` (named in errors)."""
-    for i, item in enumerate(items):
-        record = encode(item)
-        _check_bytes(record, f"{display_path(path)}: item {first + i * step}: encode returned")
-        yield record
-
-
-def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, compression=None):
-    """Write items into ``num_shards`` TFRecord files; returns their paths (see shard_paths).
-
-    Item ``i`` goes to shard ``i % num_shards``. ``encode`` turns an item into record
-    bytes (e.g. :func:`tf1compat.records.example.make_example`); it runs in ``workers``
-    processes (default: one per core; 0 or 1: in this process). Any function works,
-    also one defined in a script without a main guard or in a notebook: the workers
-    are fresh interpreters that receive it pickled by cloudpickle, never re-running
-    the caller. With ``encode``, items that are not a sequence (a generator) are
-    gathered into a list first: pass light references (indices, file names) and let
-    ``encode`` load them. Without ``encode`` items must already be bytes; they are
-    streamed into the shards in this process.
-
-    It is a plan of shard tasks (:mod:`tf1compat.records.sharding`): the shards are
-    staged in a hidden folder beside them and moved into place together at the end,
-    so if anything fails or the run is interrupted no shard changes; a run killed
-    outright is resumed by the next identical call (with ``encode``, of the same
-    tf1compat version). Shows a progress bar on a terminal.
-    """
-    from tf1compat.records import sharding  # it builds on this module's writer
-
-    paths = shard_paths(output_pattern, num_shards)
-    check_callable("write_sharded", "encode", encode, allow_none=True)
-    runner = sharding.LocalRunner(workers)
-    compression = _compression_type(compression)
-    names = [os.path.basename(path) for path in paths]
-    directory = os.path.dirname(os.path.abspath(paths[0]))
-    if encode is None:
-        _stream_round_robin(items, paths, directory, compression)
-        return paths
-    if not isinstance(items, collections.abc.Sequence):
-        items = list(items)
-    tasks = []
-    for shard, (name, path) in enumerate(zip(names, paths, strict=True)):
-        done = 0    # items of the shard in its earlier parts
-        for task in sharding.build_tasks(name, items[shard::num_shards], _encode_items,
-                                         max_part_inputs=_PART_ITEMS, compression=compression):
-            tasks.append(replace(task, to_records=functools.partial(
-                _encode_items, encode, path, shard + done * num_shards, num_shards)))
-            done += len(task.inputs)
-    try:
-        key = sharding.plan_key("write_sharded", __version__, names, items, encode,
-                                compression)
-    except Exception:  # unpicklable items (run in this process): no resuming
-        key = uuid.uuid4().hex
-    with sharding.Staging(directory, key) as staging:
-        staging.write(tasks, runner, desc=names[0].replace("-00000-", "-*-"))
-        staging.commit(tasks)
-    return paths
-
-
-def _stream_round_robin(records, paths, directory, compression):
-    """Write ``records`` round-robin into shards ``paths``, staged, then committed."""
-    from tf1compat.records import sharding
-
-    names = [os.path.basename(path) for path in paths]
-    # written here, not by a runner: the commit only needs their names
-    shards = [sharding.ShardTask(name, (), to_records=None) for name in names]
-    with sharding.Staging(directory, uuid.uuid4().hex) as staging, \
-            contextlib.ExitStack() as stack:
-        writers = [stack.enter_context(TFRecordWriter(os.path.join(staging.path, name),
-                                                      compression)) for name in names]
-        for i, record in enumerate(records):
-            _check_bytes(record, f"{display_path(paths[i % len(paths)])}: item {i} is")
-            writers[i % len(writers)].write(record)
-        stack.close()
-        staging.commit(shards)

@@ -8,8 +8,8 @@ split: ``tf1compat.imagefolder``.
 - :func:`read_image_header`: format and size of an encoded image (``_headers``).
 """
 
-from tf1compat.convert.imagefolder._convert import ImageFolderSummary, convert
+from tf1compat.convert.imagefolder._convert import SPLITS, ImageFolderSummary, convert
 from tf1compat.convert.imagefolder._headers import read_image_header
 from tf1compat.convert.imagefolder._split import get_split
 
-__all__ = ["convert", "get_split", "ImageFolderSummary", "read_image_header"]
+__all__ = ["convert", "get_split", "ImageFolderSummary", "read_image_header", "SPLITS"]

@@ -13,10 +13,10 @@ from tf1compat import __version__
 from tf1compat._checks import check_choice, check_fraction, check_positive_int, check_seed
 from tf1compat.convert.imagefolder._headers import SUPPORTED, read_image_header
 from tf1compat.convert.labels import labels_file_text
-from tf1compat.convert.runners import build_runner
+from tf1compat.convert.plan import Plan, SkippedInput, build_tasks, plan_key, shard_names
+from tf1compat.convert.runners import build_runner, write_shards
 from tf1compat.errors import ImageFormatError, PipelineConfigError
 from tf1compat.records.example import make_example
-from tf1compat.records.sharding import SkippedInput, Staging, build_tasks, plan_key
 from tf1compat.records.tfrecord import ON_ERROR_CHOICES
 
 SPLITS = ("train", "validation")
@@ -99,7 +99,16 @@ def _split(files, validation_fraction, seed):
 
 
 def _shard_names(name, split, num_shards):
-    return [f"{name}_{split}-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
+    """slim's converters' names: ``flowers_train_00000-of-00005.tfrecord``."""
+    return shard_names(f"{name}_{split}", num_shards, separator="_")
+
+
+def _stale_patterns(name):
+    """Glob patterns of earlier outputs of ``name`` (another shard count), also in the
+    layout of earlier tf1compat versions (``NAME_SPLIT-00000-of-...``)."""
+    prefix = glob.escape(name)
+    return tuple(f"{prefix}_{split}{separator}*-of-*.tfrecord" for split in SPLITS
+                 for separator in ("_", "-"))
 
 
 def _iter_examples(inputs, *, source_dir, on_error):
@@ -162,14 +171,16 @@ def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shar
 
 def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards=None,
             seed=0, runner="local", on_error="raise", workers=None, beam_options=None,
-            quiet=False):
+            wait=False, quiet=False):
     """Convert a folder of images, one subfolder per class, to slim's TFRecords.
 
-    Writes ``NAME_train-00000-of-0000N.tfrecord`` ..., ``NAME_validation-...`` (not
-    with ``validation_fraction=0``) and ``labels.txt`` (``0:class``, the class folders
-    sorted). Each record has ``image/encoded`` (the file's own bytes, never
-    re-encoded), ``image/format`` (``jpeg``, ``png`` or ``bmp``), ``image/class/label``,
-    ``image/height`` and ``image/width`` (from the header; pixels are not decoded) and
+    Writes ``NAME_train_00000-of-0000N.tfrecord`` ..., ``NAME_validation_...`` (not
+    with ``validation_fraction=0``; the names slim's converters give, which slim's
+    dataset modules' ``NAME_%s_*.tfrecord`` patterns find) and ``labels.txt``
+    (``0:class``, the class folders sorted). Each record has ``image/encoded`` (the
+    file's own bytes, never re-encoded), ``image/format`` (``jpeg``, ``png`` or
+    ``bmp``), ``image/class/label``, ``image/height`` and ``image/width`` (from the
+    header; pixels are not decoded) and
     ``image/filename`` (relative to ``source_dir``). Files and folders whose name
     starts with a dot are left out.
 
@@ -182,9 +193,11 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     :class:`~tf1compat.errors.ImageFormatError` naming it, and nothing is written;
     with ``on_error="skip"`` it is left out and listed in the summary. ``runner``,
     ``workers`` and ``beam_options`` as in :func:`tf1compat.cifar10.convert`; all or
-    nothing, resumed after a kill, the same bytes for every runner. Shows a progress
-    bar on a terminal; prints the summary unless ``quiet``; returns an
-    :class:`ImageFolderSummary`.
+    nothing, resumed after a kill, the same bytes for every runner; earlier outputs of
+    ``name`` (another shard count) are replaced. Another live conversion into
+    ``output_dir`` is refused naming it, or with ``wait`` waited for. Shows a
+    progress bar on a terminal unless ``quiet``; returns an
+    :class:`ImageFolderSummary` (its ``str`` is the summary the CLI prints).
     """
     source_dir = os.path.abspath(os.fspath(source_dir))
     output_dir = os.path.abspath(os.fspath(output_dir))
@@ -199,14 +212,10 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     key = plan_key("imagefolder.convert", __version__, source_dir, listing, name,
                    validation_fraction, num_shards, seed, on_error)
     os.makedirs(output_dir, exist_ok=True)
-    new_names = {n for split_names in names.values() for n in split_names}
-    with Staging(output_dir, key) as staging:
-        # listed once entering has finished a dead run's commit, which may move shards in
-        stale = [os.path.basename(p) for split in SPLITS for p in glob.glob(os.path.join(
-            glob.escape(output_dir), f"{glob.escape(name)}_{split}-*-of-*.tfrecord"))
-            if os.path.basename(p) not in new_names]
-        results = staging.write(tasks, runner, desc=name, unit="img")
-        staging.commit(tasks, {"labels.txt": labels_file_text(classes)}, stale)
+    results = write_shards(
+        Plan(tasks, {"labels.txt": labels_file_text(classes)}, _stale_patterns(name)),
+        output_dir, key=key, runner=runner, wait=wait, quiet=quiet, unit="img",
+        what=f"imagefolder.convert {name}")
     split_of = {shard: split for split, shards in names.items() for shard in shards}
     counts = {split: 0 for split in splits}
     for task, result in zip(tasks, results, strict=True):
@@ -218,6 +227,4 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
         tuple(s for result in results for s in result.skipped),
         sum(os.path.getsize(p) for paths in files_out.values() for p in paths),
         time.perf_counter() - start)
-    if not quiet:
-        print(summary)
     return summary

@@ -16,15 +16,20 @@ _ITEMS_TO_DESCRIPTIONS = {
 }
 
 
-def get_split(split_name, dataset_dir, name, file_pattern=None, reader=None):
-    """The slim ``Dataset`` of a converted split, as slim's ``datasets/flowers.py``.
+_FILE_PATTERN = "*_%s_*-of-*.tfrecord"      # the converter's shards, of any NAME
 
-    Reads ``NAME_<split>-*-of-*.tfrecord`` in ``dataset_dir`` (or the files matching
-    ``file_pattern``, where ``%s`` is replaced by the split name). Items: ``image``
-    (uint8 ``[height, width, 3]``, JPEG, PNG or BMP decoded by slim's ``Image``
-    handler), ``label`` (int64) and ``filename``. ``num_samples`` counts the records;
-    ``labels_to_names`` and ``num_classes`` come from ``labels.txt``. ``reader``
-    defaults to :class:`tf1compat.TFRecordReader`.
+
+def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
+    """The slim ``Dataset`` of a converted split, with the signature of slim's
+    ``datasets/flowers.py`` ``get_split``.
+
+    Reads the files matching ``file_pattern % split_name`` in ``dataset_dir``
+    (``file_pattern`` as slim's, e.g. ``"flowers_%s_*.tfrecord"``; default: the
+    converter's ``NAME_<split>_*-of-*.tfrecord`` of the one NAME in the folder).
+    Items: ``image`` (uint8 ``[height, width, 3]``, JPEG, PNG or BMP decoded by slim's
+    ``Image`` handler), ``label`` (int64) and ``filename``. ``num_samples`` counts the
+    records; ``labels_to_names`` and ``num_classes`` come from ``labels.txt``.
+    ``reader`` defaults to :class:`tf1compat.TFRecordReader`.
     """
     from tf1compat._tf import tf
     from tf1compat.pipeline import queues
@@ -34,16 +39,7 @@ def get_split(split_name, dataset_dir, name, file_pattern=None, reader=None):
         raise PipelineConfigError(f"unknown split {split_name!r}; valid splits: {list(SPLITS)}",
                                   argument="split_name", expected=list(SPLITS))
     dataset_dir = os.fspath(dataset_dir)
-    pattern = os.path.join(glob.escape(dataset_dir), (
-        file_pattern % split_name if file_pattern and "%s" in file_pattern
-        else file_pattern or f"{glob.escape(name)}_{split_name}-*-of-*.tfrecord"))
-    files = sorted(glob.glob(pattern))
-    if not files:
-        raise PipelineConfigError(
-            f"no file matches {pattern!r}; convert the images first "
-            f"(tf1compat convert-images SOURCE {dataset_dir} --name {name})",
-            argument="file_pattern" if file_pattern else "dataset_dir", path=pattern,
-            expected="the split's TFRecords")
+    files = _split_files(split_name, dataset_dir, file_pattern)
     labels_to_names = read_labels_file(dataset_dir)
     if labels_to_names is None:
         raise PipelineConfigError(
@@ -67,3 +63,28 @@ def get_split(split_name, dataset_dir, name, file_pattern=None, reader=None):
         num_samples=sum(count_records(f) for f in files),
         items_to_descriptions=dict(_ITEMS_TO_DESCRIPTIONS),
         num_classes=len(labels_to_names), labels_to_names=labels_to_names)
+
+
+def _split_files(split_name, dataset_dir, file_pattern):
+    """The sorted files of a split; an error naming what was looked for when there are
+    none, or when the default pattern finds the shards of several names."""
+    pattern = file_pattern or _FILE_PATTERN
+    pattern = os.path.join(glob.escape(dataset_dir),
+                           pattern % split_name if "%s" in pattern else pattern)
+    files = sorted(glob.glob(pattern))
+    if not files:
+        hint = ("; file_pattern is slim's, with %s for the split: e.g. 'flowers_%s_*.tfrecord'"
+                if file_pattern and "%s" not in file_pattern else
+                "; convert the images first (tf1compat convert-images SOURCE "
+                f"{dataset_dir} --name NAME)")
+        raise PipelineConfigError(
+            f"no file matches {pattern!r}{hint}",
+            argument="file_pattern" if file_pattern else "dataset_dir", path=pattern,
+            expected="the split's TFRecords")
+    names = sorted({os.path.basename(f).rsplit(f"_{split_name}_", 1)[0] for f in files})
+    if file_pattern is None and len(names) > 1:
+        raise PipelineConfigError(
+            f"{dataset_dir} holds the {split_name} shards of {names}; choose one with "
+            f"file_pattern, e.g. '{names[0]}_%s_*.tfrecord'", argument="file_pattern",
+            path=dataset_dir, expected=[f"{name}_%s_*.tfrecord" for name in names])
+    return files

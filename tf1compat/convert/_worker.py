@@ -1,5 +1,5 @@
-"""A worker process of :class:`tf1compat.records.sharding.LocalRunner`
-(``python -m tf1compat.records._shard_worker``).
+"""A worker process of :class:`tf1compat.convert.local.LocalRunner`
+(``python -m tf1compat.convert._worker``).
 
 Its stdin brings tasks and its stdout takes results back, so both are moved aside first:
 what the user's functions print goes to stderr, and reading stdin finds nothing. Ctrl-C
@@ -10,7 +10,7 @@ import os
 import signal
 from multiprocessing.connection import Connection
 
-from tf1compat.records.sharding import run_worker
+from tf1compat.convert.local import run_worker
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
