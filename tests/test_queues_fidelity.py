@@ -212,11 +212,11 @@ def test_reader_arguments_as_tf1_takes_them(tmp_path):
 
 @pytest.mark.parametrize("make_reader, argument, fragment", [
     (lambda: tc.TextLineReader(skip_header_lines=-1), "skip_header_lines",
-     "non-negative integer, got -1"),
+     "non-negative integer or None, got -1"),
     (lambda: tc.FixedLengthRecordReader(4, hop_bytes=-2), "hop_bytes",
-     "non-negative integer, got -2"),
+     "non-negative integer or None, got -2"),
     (lambda: tc.FixedLengthRecordReader(4, footer_bytes=1.5), "footer_bytes",
-     "non-negative integer, got 1.5"),
+     "non-negative integer or None, got 1.5"),
     (lambda: tc.FixedLengthRecordReader(4, encoding="zlib"), "encoding",
      "None, 'ZLIB' or 'GZIP', got 'zlib'"),
 ])

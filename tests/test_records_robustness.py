@@ -14,6 +14,7 @@ import pytest
 
 from tf1compat import cli, example, tfrecord
 from tf1compat.errors import CorruptRecordError
+from tf1compat.records import tfrecord as record_layer
 
 
 @pytest.fixture
@@ -285,7 +286,7 @@ def test_header_search_finds_what_a_crc_at_every_byte_finds(rng, kind):
             for length in (0, int(rng.integers(1, 1 << 40)), 7):
                 at = int(rng.integers(0, len(window) - 12))
                 window[at:at + 12] = header(length)
-        assert tfrecord._first_header(bytes(window)) == python_first_header(bytes(window))
+        assert record_layer._first_header(bytes(window)) == python_first_header(bytes(window))
 
 
 def test_reading_resumes_at_the_next_record_after_a_damaged_length(tmp_path, records):
