@@ -2,12 +2,12 @@
 
 The public names load lazily, so the pure-Python tools (``tf1compat.tfrecord``,
 ``tf1compat.example``, ``tf1compat inspect`` / ``verify``) never import TensorFlow.
-TensorFlow's C++ log lines and deprecation warnings are silenced on import unless
-the environment variable ``TF1COMPAT_VERBOSE=1`` is set.
+When tf1compat loads TensorFlow, its start-up notices and the deprecation notices
+of tf1compat's own TF1 calls are left out (see :mod:`tf1compat._tf`), unless the
+environment variable ``TF1COMPAT_VERBOSE=1`` is set.
 """
 
 import importlib
-import os
 
 from tf1compat.errors import (
     CifarFormatError,
@@ -24,10 +24,6 @@ from tf1compat.errors import (
 )
 
 __version__ = "0.1.0"
-
-if os.environ.get("TF1COMPAT_VERBOSE", "") in ("", "0"):
-    # Must be set before TensorFlow's C++ runtime loads; user settings win.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # public name -> module that defines it
 _LAZY_NAMES = {

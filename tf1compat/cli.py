@@ -3,6 +3,7 @@ handler returning the exit code; handlers import what they need lazily so that
 ``inspect`` and ``verify`` start without TensorFlow."""
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -408,7 +409,27 @@ def build_parser():
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add_command in _COMMANDS:
         add_command(subparsers)
+    for command_parser in subparsers.choices.values():
+        command_parser.add_argument("--quiet", action="store_true",
+                                    help="no progress bars (as TQDM_DISABLE=1)")
     return parser
+
+
+@contextlib.contextmanager
+def _progress_bars_off(quiet):
+    """``TQDM_DISABLE=1`` inside the block with ``quiet`` (it reaches worker processes)."""
+    if not quiet:
+        yield
+        return
+    before = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TQDM_DISABLE"]
+        else:
+            os.environ["TQDM_DISABLE"] = before
 
 
 def main(argv=None):
@@ -425,7 +446,8 @@ def main(argv=None):
         try:
             args = build_parser().parse_args(argv)
             command = f"tf1compat {args.command}"
-            return args.handler(args)
+            with _progress_bars_off(args.quiet):
+                return args.handler(args)
         finally:
             sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
     except KeyboardInterrupt:

@@ -20,11 +20,11 @@ import time
 from collections import Counter
 
 import filelock
-from tqdm import tqdm
 
 from tf1compat.convert.local import LocalRunner
 from tf1compat.convert.plan import read_result, write_json
 from tf1compat.records._files import atomic_output
+from tf1compat.records._progress import progress_bar
 
 STAGING_PREFIX = ".tf1compat-staging-"
 _LOCK = ".lock"
@@ -192,11 +192,9 @@ class Staging:
         done = {task.file_name for task in tasks if read_result(self.path, task)}
         pending = [task for task in tasks if task.file_name not in done]
         total = sum(len(task.inputs) for task in tasks)
-        # not passed, TQDM_DISABLE decides (tqdm reads TQDM_* for what it is not given)
-        shown = {"disable": True} if quiet else {} if "TQDM_DISABLE" in os.environ \
-            else {"disable": None}      # None: on a terminal only
-        with tqdm(total=total, initial=total - sum(len(t.inputs) for t in pending),
-                  unit=unit, file=sys.stderr, desc=desc, **shown) as bar:
+        with progress_bar(total=total, initial=total - sum(len(t.inputs) for t in pending),
+                          unit=unit, file=sys.stderr, desc=desc,
+                          **({"disable": True} if quiet else {})) as bar:
             if pending:
                 (runner or LocalRunner())(pending, self.path, bar.update)
             bar.update(total - bar.n)         # runners that cannot report (Beam) end here

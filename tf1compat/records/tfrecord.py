@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import google_crc32c
 import numpy as np
-from tqdm import tqdm
 
 from tf1compat._checks import check_choice, check_path
 from tf1compat.errors import CorruptRecordError, display_path
+from tf1compat.records._progress import progress_bar
 
 COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
 AUTO = "AUTO"  # reading only: detect per file from its first bytes
@@ -464,9 +464,9 @@ def verify(path, compression=None):
     terminal (never in a pipe or CI)."""
     path = check_path("verify", "path", path)
     size = os.stat(path).st_size
-    with tqdm(total=size or None, desc=display_path(os.path.basename(path)), unit="B",
-              unit_scale=True, unit_divisor=1024, leave=False, delay=1.0, disable=None,
-              file=sys.stderr) as progress, \
+    with progress_bar(total=size or None, desc=display_path(os.path.basename(path)), unit="B",
+                      unit_scale=True, unit_divisor=1024, leave=False, delay=1.0,
+                      file=sys.stderr) as progress, \
             RecordIterator(path, compression=compression, on_error="skip",
                            on_read=progress.update) as records:
         for _ in records:

@@ -1,0 +1,224 @@
+"""tf1compat leaves the user's process alone: loggers (levels, handlers), file
+descriptor 2 (only TensorFlow's start-up notices are left out, a crash while it loads
+still prints), the environment, and stdout (library calls never print)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tf1compat import example, tfrecord
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ABSL_NOTICE = ("WARNING: All log messages before absl::InitializeLog() is called are written "
+               "to STDERR")
+ONEDNN_NOTICE = ("I0000 00:00:1795620000.123456    4242 port.cc:153] oneDNN custom operations "
+                 "are on. You may see slightly different numerical results.")
+
+
+def run_with_fake_tensorflow(tmp_path, body, code="import tf1compat._tf", **env):
+    """Run ``code`` with a stand-in ``tensorflow`` package whose ``__init__`` is ``body``."""
+    package = tmp_path / "fake" / "tensorflow"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent(body))
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
+    environment.update(PYTHONPATH=f"{package.parent}{os.pathsep}{ROOT}", **env)
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", code],
+                          capture_output=True, text=True, env=environment, timeout=60)
+
+
+LOADS = """
+    import logging, os
+    os.write(2, b"%s\\n%s\\nloading: a line of its own\\n")
+    LEVEL_WHILE_LOADING = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
+    class compat:
+        v1 = None
+    def get_logger():
+        return logging.getLogger("tensorflow")
+""" % (ABSL_NOTICE, ONEDNN_NOTICE)
+REPORT = ("import os, tf1compat._tf, tensorflow; print(tensorflow.LEVEL_WHILE_LOADING, "
+          "os.environ.get('TF_CPP_MIN_LOG_LEVEL'))")
+
+
+def test_start_up_notices_are_left_out_and_the_log_level_is_scoped(tmp_path):
+    result = run_with_fake_tensorflow(tmp_path, LOADS, REPORT)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "loading: a line of its own\n"
+    assert result.stdout.split() == ["1", "None"]  # 1 while loading, unset again after
+
+
+def test_the_users_log_level_is_kept(tmp_path):
+    result = run_with_fake_tensorflow(tmp_path, LOADS, REPORT, TF_CPP_MIN_LOG_LEVEL="0")
+    assert result.stdout.split() == ["0", "0"]
+
+
+def test_verbose_shows_everything(tmp_path):
+    result = run_with_fake_tensorflow(tmp_path, LOADS, REPORT, TF1COMPAT_VERBOSE="1")
+    assert result.stderr.splitlines() == [ABSL_NOTICE, ONEDNN_NOTICE, "loading: a line of its own"]
+    assert result.stdout.split() == ["None", "None"]
+
+
+def test_a_crash_while_tensorflow_loads_still_prints(tmp_path):
+    result = run_with_fake_tensorflow(tmp_path, f"""
+        import ctypes, os
+        os.write(2, b"{ABSL_NOTICE}\\nloading went wrong\\n")
+        ctypes.string_at(0)  # a segmentation fault
+    """)
+    assert result.returncode == -signal.SIGSEGV
+    assert "loading went wrong\n" in result.stderr
+    assert "Fatal Python error: Segmentation fault" in result.stderr
+    assert ABSL_NOTICE not in result.stderr
+
+
+def test_a_missing_tensorflow_is_named(tmp_path):
+    result = run_with_fake_tensorflow(tmp_path, "raise ImportError('no TensorFlow here')")
+    assert result.returncode == 1
+    assert "ImportError: tf1compat's pipeline API needs TensorFlow; install it" in result.stderr
+    assert "no TensorFlow here" in result.stderr  # the cause, chained
+
+
+USER_PROGRAM = """
+    import json, logging, os, sys, tempfile
+    import absl.logging
+    import tensorflow as tf  # adds TensorFlow's own handler: the state to keep is after it
+    tf_logger = logging.getLogger("tensorflow")
+    tf_logger.setLevel(logging.INFO)
+    mine = logging.StreamHandler(sys.stderr)
+    tf_logger.addHandler(mine)
+    absl.logging.set_verbosity(absl.logging.DEBUG)
+    before = {"tensorflow": (tf_logger.level, list(tf_logger.handlers)),
+              "absl": absl.logging.get_verbosity(), "root": logging.getLogger().level}
+
+    import tf1compat as tc
+    from tf1compat import example, tfrecord
+    path = os.path.join(tempfile.mkdtemp(), "a.tfrecord")
+    tfrecord.write_records(path, [example.make_example({"x": [i]}) for i in range(6)])
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
+        _, value = tc.TFRecordReader().read(queue)
+        x = tf.io.parse_single_example(value, {"x": tf.io.FixedLenFeature([], tf.int64)})["x"]
+        batch = tc.shuffle_batch([x], 2, capacity=6, min_after_dequeue=2, seed=1,
+                                 allow_smaller_final_batch=True)
+    with tc.SessionIterator(batch) as it:
+        total = sum(len(b) for b in it)
+    tc.to_tf_data(batch)
+    after = {"tensorflow": (tf_logger.level, list(tf_logger.handlers)),
+             "absl": absl.logging.get_verbosity(), "root": logging.getLogger().level}
+    tf.compat.v1.logging.warning("the user's own warning")
+    with tf.Graph().as_default():
+        tf.compat.v1.train.range_input_producer(5)  # the user's own deprecated call
+    print(json.dumps({"same": before == after, "total": int(total),
+                      "v1_verbosity": tf.compat.v1.logging.get_verbosity()}))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_users_loggers_are_left_as_they_were():
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(USER_PROGRAM)],
+                            capture_output=True, text=True, timeout=300,
+                            env={**environment, "PYTHONPATH": ROOT})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"same": True, "total": 6, "v1_verbosity": 20}
+    assert "the user's own warning" in result.stderr
+    assert "range_input_producer (from tensorflow.python.training.input) is deprecated" \
+        in result.stderr
+    assert "tf1compat" not in result.stderr  # no notice for tf1compat's own calls
+
+
+def test_record_tools_never_print(tmp_path, capfd):
+    path = tmp_path / "r.tfrecord"
+    records = [example.make_example({"x": np.arange(i), "name": f"n{i}"}) for i in range(5)]
+    tfrecord.write_records(path, records)
+    assert list(tfrecord.iter_records(path)) == records
+    assert tfrecord.count_records(path) == 5 and tfrecord.verify(path).ok
+    example.infer_features([path])
+    example.example_to_dict(records[0])
+    tfrecord.write_sharded(records, tmp_path / "s", 2, workers=0)
+    tfrecord.write_sharded(range(4), tmp_path / "e", 2, workers=0,
+                           encode=lambda i: example.make_example({"i": i}))
+    assert capfd.readouterr().out == ""
+
+
+@pytest.mark.tf
+def test_pipeline_calls_never_print(tmp_path, capfd):
+    import tf1compat as tc
+    from tf1compat._tf import tf
+
+    path = tmp_path / "r.tfrecord"
+    tfrecord.write_records(path, [example.make_example({"x": [i]}) for i in range(4)])
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(
+            tc.string_input_producer([str(path)], num_epochs=1, shuffle=False))
+        x = tf.io.parse_single_example(value, {"x": tf.io.FixedLenFeature([], tf.int64)})["x"]
+        batch = tc.batch([x], 2)
+    with tc.SessionIterator(batch) as it:
+        assert [b.tolist() for b in it] == [[0, 1], [2, 3]]
+    tc.describe_lowering(batch)
+    assert tc.compare(batch).equal
+    assert capfd.readouterr().out == ""
+
+
+def run_on_a_terminal(code, **env):
+    """Run ``code`` with stdout and stderr on a pseudo-terminal; returns what it wrote."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    environment = {k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"}
+    environment.update(PYTHONPATH=ROOT, **env)
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # 80 columns
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=terminal, stderr=terminal,
+                             env=environment)
+    os.close(terminal)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the terminal closed with the child
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(controller)
+    assert child.wait(timeout=120) == 0, output
+    return output.decode(errors="replace")
+
+
+BAR = ("import sys; from tf1compat.records._progress import progress_bar; "
+       "print('hidden' if progress_bar(total=3, file=sys.stdout).disable else 'shown')")
+
+
+@pytest.mark.parametrize("env, shown", [({}, "shown"), ({"TQDM_DISABLE": "1"}, "hidden")])
+def test_progress_bars_honour_tqdm_disable_on_a_terminal(env, shown):
+    assert run_on_a_terminal(BAR, **env).split()[-1] == shown
+
+
+def test_progress_bars_are_hidden_off_a_terminal():
+    environment = {k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"}
+    result = subprocess.run([sys.executable, "-c", BAR], capture_output=True, text=True,
+                            env={**environment, "PYTHONPATH": ROOT}, check=True)
+    assert result.stdout.split() == ["hidden"]
+
+
+@pytest.mark.parametrize("flags, bar", [([], True), (["--quiet"], False)])
+def test_cli_quiet_hides_the_progress_bar(tmp_path, flags, bar):
+    from tf1compat import cifar10
+
+    cifar10.make_synthetic(tmp_path / "src", num_train=20, num_test=10, seed=3)
+    argv = ["convert-cifar10", str(tmp_path / "src"), str(tmp_path / "out"), "--workers", "0",
+            *flags]
+    output = run_on_a_terminal(
+        f"import sys; from tf1compat import cli; sys.exit(cli.main({argv!r}))")
+    assert ("%|" in output) == bar, output
+    assert "cifar10 ->" in output
