@@ -410,8 +410,9 @@ def build_parser():
     for add_command in _COMMANDS:
         add_command(subparsers)
     for command_parser in subparsers.choices.values():
-        command_parser.add_argument("--quiet", action="store_true",
-                                    help="no progress bars (as TQDM_DISABLE=1)")
+        if command_parser.get_default("quiet") is None:  # the converters have their own
+            command_parser.add_argument("--quiet", action="store_true",
+                                        help="no progress bars (as TQDM_DISABLE=1)")
     return parser
 
 
