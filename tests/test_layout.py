@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tf1compat
@@ -82,3 +83,21 @@ def test_record_tools_import_without_tensorflow():
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
+@pytest.mark.tf
+@pytest.mark.slow
+def test_compare_takes_the_public_imagefolder_get_split(tmp_path, capsys):
+    from PIL import Image
+
+    from tf1compat import cli, imagefolder
+
+    rng = np.random.default_rng(5)
+    for label in ("cats", "dogs"):
+        (tmp_path / "photos" / label).mkdir(parents=True)
+        for i in range(3):
+            pixels = rng.integers(0, 256, (4 + i, 5, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / "photos" / label / f"{i}.png")
+    imagefolder.convert(tmp_path / "photos", tmp_path / "out", name="pets",
+                        validation_fraction=0, workers=0)
+    assert cli.main(["compare", "--dataset", "tf1compat.imagefolder:get_split",
+                     "--dataset-dir", str(tmp_path / "out")]) == 0
+    assert "EQUAL" in capsys.readouterr().out
