@@ -191,14 +191,31 @@ def test_patch_is_idempotent():
     assert tfexample_decoder.array_ops.stack is tf.stack
 
 
-def test_restore_missing_leaves_existing_names_alone():
-    from tf1compat.slim._namespace import restore_missing
+def test_restore_missing_leaves_existing_names_and_the_namespace_itself_alone():
+    from tf1compat.slim._namespace import Patches
 
     def own_case():
         """A newer TensorFlow's own function."""
 
-    fixed = types.SimpleNamespace(ops=types.SimpleNamespace(case=own_case))
-    assert restore_missing(fixed, "ops", {"case": v1.case, "cond": v1.cond}) == ["cond"]
-    assert fixed.ops.case is own_case
-    assert restore_missing(fixed, "ops", {"case": v1.case, "cond": v1.cond}) == []
-    assert restore_missing(types.SimpleNamespace(), "ops", {"case": v1.case}) == []
+    base = types.SimpleNamespace(case=own_case, __name__="ops", __doc__=None)
+    fixed = types.SimpleNamespace(ops=base)
+    patches = Patches()
+    assert patches.rebind_namespace(fixed, "ops", {"case": v1.case, "cond": v1.cond},
+                                    only_missing=True) == ["cond"]
+    assert fixed.ops.case is own_case and fixed.ops.cond is v1.cond
+    assert not hasattr(base, "cond")  # a stand-in got it, not the namespace
+    assert patches.rebind_namespace(fixed, "ops", {"case": v1.case, "cond": v1.cond},
+                                    only_missing=True) == []
+    assert patches.rebind_namespace(types.SimpleNamespace(), "ops", {"case": v1.case}) == []
+    patches.undo()
+    assert fixed.ops is base
+
+
+def test_the_repair_gives_tf_slim_stand_ins_and_leaves_tensorflow_alone():
+    import sys
+
+    private = [sys.modules["tensorflow.python.ops.control_flow_ops"],
+               sys.modules["tensorflow.python.ops.array_ops"]]
+    assert not any(name in vars(module) for module in private for name in ("case", "stack"))
+    assert tfexample_decoder.control_flow_ops is not private[0]
+    assert tfexample_decoder.control_flow_ops.group is private[0].group

@@ -26,7 +26,6 @@ def tf1():
 
 
 def test_tensorflow_is_compat_v1_with_the_queue_api_and_run_mode_sessions(tf1):
-    from tf1compat.v1 import queue_runtime
     assert tf1.app is v1.app and tf1.flags is v1.flags and tf1.python_io is v1.python_io
     assert tf1.placeholder is v1.placeholder and tf1.__version__ == tf.__version__
     # v1's API modules, not TensorFlow's internal packages of the same names
@@ -37,7 +36,8 @@ def test_tensorflow_is_compat_v1_with_the_queue_api_and_run_mode_sessions(tf1):
     assert tf1.train.shuffle_batch is tc.shuffle_batch
     assert tf1.TFRecordReader is tc.TFRecordReader
     assert tf1.train.Coordinator is v1.train.Coordinator
-    assert tf1.Session is queue_runtime.Session and issubclass(tf1.Session, v1.Session)
+    assert issubclass(tf1.Session, v1.Session) and tf1.Session._runtime.grace_period == 10
+    assert issubclass(tf1.InteractiveSession, v1.InteractiveSession)
     assert tf1.python.ops.control_flow_ops.__name__ == "tensorflow.python.ops.control_flow_ops"
 
 
@@ -160,22 +160,19 @@ def test_unknown_names_raise_attribute_and_module_not_found_errors(tf1):
     assert resolve("tensorflow.contrib.slim") is tf1.contrib.slim
 
 
-def test_program_files_are_the_roots_minus_libraries_below_them(monkeypatch):
-    from tf1compat.v1 import scope
+def test_program_files_are_the_roots_minus_libraries_below_them():
+    from tf1compat.v1.scope import ImportScope
 
-    monkeypatch.setattr(scope, "_roots", [])
+    scope = ImportScope()
     site_packages = os.path.dirname(os.path.dirname(np.__file__))
     assert site_packages in {os.path.realpath(p) for p in site.getsitepackages()}
     scope.add_roots([os.path.dirname(site_packages)])
-    try:
-        assert scope.is_program_file(os.path.join(os.path.dirname(site_packages), "train.py"))
-        assert not scope.is_program_file(np.__file__)  # a library below the root
-        assert not scope.is_program_file(__file__)  # outside every root
-        scope.add_roots([os.path.dirname(np.__file__)])  # e.g. `run -m` on an installed package
-        assert scope.is_program_file(np.__file__)
-        assert not scope.is_program_file(tc.__file__)
-    finally:
-        scope.is_program_file.cache_clear()
+    assert scope.is_program_file(os.path.join(os.path.dirname(site_packages), "train.py"))
+    assert not scope.is_program_file(np.__file__)  # a library below the root
+    assert not scope.is_program_file(__file__)  # outside every root
+    scope.add_roots([os.path.dirname(np.__file__)])  # e.g. `run -m` on an installed package
+    assert scope.is_program_file(np.__file__)
+    assert not scope.is_program_file(tc.__file__)
 
 
 INSTALL_IN_A_NOTEBOOK = """

@@ -199,32 +199,23 @@ def test_slim_program_reads_every_record_in_order_without_runner_threads(tmp_pat
     assert "stays on queues" not in lowered.stderr
 
 
-def test_each_prefetch_dequeue_on_tf_data_takes_its_own_batch(monkeypatch, request):
+def test_each_prefetch_dequeue_on_tf_data_takes_its_own_batch(monkeypatch, tmp_path):
     """slim's model_deploy dequeues once per clone: two dequeues fetched in one
     sess.run give two consecutive batches, as on queues; every value comes once.
     start_queue_runners finds no runners, and TensorFlow's notice about it is dropped."""
-    import functools
     import logging
 
     import tf1compat as tc
     from tf1compat._tf import tf, v1
-    from tf1compat.v1 import queue_runtime, tf_data_mode
-    from tf1compat.v1.namespace import tensorflow_module
+    from tf1compat.v1 import RunMode
 
-    for name in queue_runtime.BATCHING_NAMES:  # restored after the test
-        monkeypatch.setitem(queue_runtime.QUEUE_API, name, queue_runtime.QUEUE_API[name])
-    monkeypatch.setattr(tf_data_mode, "_installed", False)
     logger = tf.get_logger()
-    monkeypatch.setattr(logger, "filters", list(logger.filters))
     notices = []
     handler = logging.Handler()
     handler.emit = lambda record: notices.append(record.getMessage())
     monkeypatch.setattr(logger, "handlers", [*logger.handlers, handler])
-    request.addfinalizer(functools.partial(logger.setLevel, logger.level))
-    logger.setLevel(logging.WARNING)  # run mode's level (tf1compat keeps it at ERROR)
-    tf_data_mode.install()
-    tf1 = tensorflow_module()
-    with tc.legacy_graph():
+    with RunMode([tmp_path], tf_data=True) as run_mode, tc.legacy_graph():
+        tf1 = run_mode.tensorflow
         queue = tf1.train.input_producer(v1.range(12), num_epochs=1, shuffle=False)
         batch = tf1.train.batch({"x": queue.dequeue()}, 2)
         assert batch["x"].op.type == "IteratorGetNext"  # lowered, not a queue

@@ -1,8 +1,7 @@
 """tf-slim's data API (``tf_slim.data``), working on current TensorFlow.
 
-Importing this package applies :func:`patch_tf_slim` and re-exports the
-patched tf-slim modules, so ``from tf1compat import slim`` is a drop-in for the
-old ``slim = tf.contrib.slim`` / ``import tf_slim as slim`` in data code::
+``from tf1compat import slim`` is a drop-in for the old ``slim =
+tf.contrib.slim`` / ``import tf_slim as slim`` in data code::
 
     slim.dataset.Dataset, slim.tfexample_decoder.TFExampleDecoder (and handlers),
     slim.dataset_data_provider.DatasetDataProvider, slim.parallel_reader,
@@ -10,31 +9,49 @@ old ``slim = tf.contrib.slim`` / ``import tf_slim as slim`` in data code::
     slim.queues.QueueRunners
 
 They are tf-slim's own module objects, so classes are shared with scripts that
-import ``tf_slim`` directly. See ``_patch`` for what is fixed and how.
-:class:`BatchedDatasetDataProvider` (tf1compat's own) reads and decodes whole
-batches per step: the fast path for the same items.
+import ``tf_slim`` directly. Importing this package changes nothing; the first
+use of one of these modules through it applies :func:`patch_tf_slim` (tf-slim's
+modules only, never TensorFlow's; see ``_patch`` for what is fixed and how, and
+:func:`unpatch_tf_slim` to undo it). :class:`BatchedDatasetDataProvider`
+(tf1compat's own) reads and decodes whole batches per step: the fast path for the
+same items.
 """
 
-from tf1compat.slim._patch import patch_tf_slim
+import importlib
 
-patch_tf_slim()
+from tf1compat.slim._patch import TfSlimRepair, patch_tf_slim, unpatch_tf_slim
 
-# Imported after patching on purpose: these are the patched tf-slim modules.
-from tf_slim import queues  # noqa: E402
-from tf_slim.data import (  # noqa: E402
-    data_decoder,
-    data_provider,
-    dataset,
-    dataset_data_provider,
-    parallel_reader,
-    prefetch_queue,
-    tfexample_decoder,
-)
+# name -> the tf-slim module handed out, repaired, on first use
+_TF_SLIM_MODULES = {
+    "queues": "tf_slim.queues",
+    "data_decoder": "tf_slim.data.data_decoder",
+    "data_provider": "tf_slim.data.data_provider",
+    "dataset": "tf_slim.data.dataset",
+    "dataset_data_provider": "tf_slim.data.dataset_data_provider",
+    "parallel_reader": "tf_slim.data.parallel_reader",
+    "prefetch_queue": "tf_slim.data.prefetch_queue",
+    "tfexample_decoder": "tf_slim.data.tfexample_decoder",
+}
+_repaired = False
 
-from tf1compat.slim.batched_provider import BatchedDatasetDataProvider  # noqa: E402
+__all__ = ["BatchedDatasetDataProvider", "TfSlimRepair", "patch_tf_slim", "unpatch_tf_slim",
+           *_TF_SLIM_MODULES]
 
-__all__ = [
-    "BatchedDatasetDataProvider", "data_decoder", "data_provider", "dataset",
-    "dataset_data_provider", "parallel_reader", "patch_tf_slim", "prefetch_queue", "queues",
-    "tfexample_decoder",
-]
+
+def __getattr__(name):
+    global _repaired
+    if name == "BatchedDatasetDataProvider":
+        from tf1compat.slim.batched_provider import BatchedDatasetDataProvider as value
+    elif name in _TF_SLIM_MODULES:
+        if not _repaired:
+            patch_tf_slim()
+            _repaired = True
+        value = importlib.import_module(_TF_SLIM_MODULES[name])
+    else:
+        raise AttributeError(f"module 'tf1compat.slim' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,15 +1,18 @@
-"""Small, idempotent patching tools for tf-slim's module globals and methods.
+"""Undoable changes to third-party objects: :class:`Patches` records each one.
 
 tf-slim reaches TensorFlow through module globals such as ``control_flow_ops``
-(a private ``tensorflow.python`` module object). :func:`restore_missing` adds
-names such a module lost; :func:`rebind_namespace` changes behaviour for one
-tf-slim module only, by pointing its global at a stand-in namespace.
+(a private ``tensorflow.python`` module object). :meth:`Patches.rebind_namespace`
+changes what one tf-slim module sees by pointing its global at a stand-in module
+(the TensorFlow module itself is never touched); :meth:`Patches.wrap_method`
+wraps a method once. :meth:`Patches.undo` puts every recorded attribute back.
 """
 
 import functools
+import threading
 import types
 
 _MARK = "__tf1compat_patched__"
+_MISSING = object()
 
 
 def _stand_in(base, replacements):
@@ -21,51 +24,65 @@ def _stand_in(base, replacements):
     return namespace
 
 
-def rebind_namespace(module, attribute, replacements):
-    """Make ``module.attribute.<name>`` resolve to ``replacements[name]``.
+class Patches:
+    """Attributes set on third-party modules and classes, and what they were."""
 
-    Names already bound to the replacement are skipped; nothing happens when all
-    are (a second call) or when ``module`` has no such attribute (a newer tf-slim
-    that no longer uses it). Returns the names that were rebound.
-    """
-    base = getattr(module, attribute, None)
-    if base is None:
-        return []
-    pending = {name: value for name, value in replacements.items()
-               if getattr(base, name, None) is not value}
-    if pending:
-        setattr(module, attribute, _stand_in(base, pending))
-    return sorted(pending)
+    def __init__(self):
+        self._previous = []  # (owner, name, value before or _MISSING), oldest first
+        self._lock = threading.Lock()
 
+    def __bool__(self):
+        return bool(self._previous)
 
-def restore_missing(module, attribute, replacements):
-    """Add to the module object ``module.attribute`` the ``replacements`` it lacks.
+    def set(self, owner, name, value):
+        """``setattr(owner, name, value)``, remembering the value it replaces."""
+        with self._lock:
+            self._previous.append((owner, name, vars(owner).get(name, _MISSING)))
+            setattr(owner, name, value)
 
-    Never replaces an existing name. Returns the names that were added.
-    """
-    base = getattr(module, attribute, None)
-    missing = sorted(name for name in replacements
-                     if base is not None and not hasattr(base, name))
-    for name in missing:
-        setattr(base, name, replacements[name])
-    return missing
+    def undo(self):
+        """Put back every attribute this object set, newest first."""
+        with self._lock:
+            while self._previous:
+                owner, name, value = self._previous.pop()
+                if value is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, value)
 
+    def rebind_namespace(self, module, attribute, replacements, *, only_missing=False):
+        """Make ``module.attribute.<name>`` resolve to ``replacements[name]`` for
+        ``module`` alone, through a stand-in module; with ``only_missing``, only the
+        names the namespace lacks (a newer TensorFlow's own are kept).
 
-def replace_attribute(owner, name, value):
-    """Set an existing ``owner.name`` to ``value`` unless it already is; True if changed."""
-    current = getattr(owner, name, None)
-    if current is None or current is value:
-        return False
-    setattr(owner, name, value)
-    return True
+        Names already resolving to the replacement are skipped; nothing happens when
+        all are (a second call) or when ``module`` has no such attribute (a newer
+        tf-slim that no longer uses it). Returns the names rebound.
+        """
+        base = getattr(module, attribute, None)
+        if base is None:
+            return []
+        pending = {name: value for name, value in replacements.items()
+                   if (not hasattr(base, name) if only_missing
+                       else getattr(base, name, None) is not value)}
+        if pending:
+            self.set(module, attribute, _stand_in(base, pending))
+        return sorted(pending)
 
+    def replace_attribute(self, owner, name, value):
+        """Set an existing ``owner.name`` to ``value`` unless it already is; True if changed."""
+        current = getattr(owner, name, None)
+        if current is None or current is value:
+            return False
+        self.set(owner, name, value)
+        return True
 
-def wrap_method(cls, name, make_wrapper):
-    """Replace ``cls.name`` by ``make_wrapper(original)`` once; False if skipped."""
-    original = cls.__dict__.get(name)
-    if original is None or getattr(original, _MARK, False):
-        return False
-    wrapper = functools.wraps(original)(make_wrapper(original))
-    setattr(wrapper, _MARK, True)
-    setattr(cls, name, wrapper)
-    return True
+    def wrap_method(self, cls, name, make_wrapper):
+        """Replace ``cls.name`` by ``make_wrapper(original)`` once; False if skipped."""
+        original = cls.__dict__.get(name)
+        if original is None or getattr(original, _MARK, False):
+            return False
+        wrapper = functools.wraps(original)(make_wrapper(original))
+        setattr(wrapper, _MARK, True)
+        self.set(cls, name, wrapper)
+        return True

@@ -7,16 +7,23 @@ What breaks on TF >= 2.13: ``tf_slim.data.tfexample_decoder`` calls
 ``DatasetDataProvider`` test fails for the same reason: its datasets decode
 images with ``Image``.
 
-The fix restores the three names on the module objects tf-slim holds (reached
-through tf-slim's own globals, so tf1compat imports nothing private), bound to
-the public ``tf.compat.v1.case``, ``tf.compat.v1.cond`` and ``tf.stack`` -- the
-very function objects TensorFlow moved. Chosen over subclassing the handlers
-or giving tf-slim stand-in modules because it is three assignments instead of
-copies of tf-slim's methods, it repairs handler instances and user subclasses
-that already exist, and it also repairs legacy callbacks that call
-``control_flow_ops.case`` themselves (tf-slim's own ``ItemHandlerCallback``
-test does). Names are only added, never replaced, so on an already-fixed or
-newer tf-slim / TensorFlow nothing changes. No file in site-packages is edited.
+The fix gives ``tfexample_decoder`` stand-in modules for its ``control_flow_ops``
+and ``array_ops`` globals, with the three names bound to the public
+``tf.compat.v1.case``, ``tf.compat.v1.cond`` and ``tf.stack`` -- the very function
+objects TensorFlow moved -- and every other name TensorFlow's own (reached
+through tf-slim's globals, so tf1compat imports nothing private). TensorFlow's
+modules are never changed: other code in the process sees them as they are.
+It repairs handler instances and user subclasses that already exist, and legacy
+callbacks that call ``control_flow_ops.case`` through tf-slim's module (tf-slim's
+own ``ItemHandlerCallback`` test does). Names are only added, never replaced, so on
+an already-fixed or newer tf-slim / TensorFlow nothing changes. No file in
+site-packages is edited.
+
+Nothing is changed on import: :class:`TfSlimRepair` applies the changes when asked
+and can undo each of them; :func:`patch_tf_slim` applies the process's one repair
+(tf1compat's slim data modules, ``get_split`` and ``to_tf_data`` ask for it before
+they hand out tf-slim objects; run mode applies its own and undoes it when left);
+:func:`unpatch_tf_slim` undoes it.
 
 tf1compat's additions are applied once each, to tf-slim's modules only:
 
@@ -33,16 +40,12 @@ tf1compat's additions are applied once each, to tf-slim's modules only:
 
 import importlib.metadata
 import re
+import threading
 
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline import queues
 from tf1compat.slim import _checks, _image, _records
-from tf1compat.slim._namespace import (
-    rebind_namespace,
-    replace_attribute,
-    restore_missing,
-    wrap_method,
-)
+from tf1compat.slim._namespace import Patches
 
 _LAST_RELEASE_WITH_8_BIT_PNG = (1, 1, 0)
 
@@ -58,49 +61,94 @@ def _short_name(owner):
     return getattr(owner, "__qualname__", owner.__name__.rpartition(".")[2])
 
 
+class TfSlimRepair:
+    """The changes that make ``tf_slim.data`` work on current TensorFlow, applied to
+    tf-slim's modules and classes only, and undone when the last of the callers
+    of :meth:`apply` calls :meth:`release`."""
+
+    def __init__(self):
+        self._patches = Patches()
+        self._holders = 0
+        self._lock = threading.RLock()
+
+    @property
+    def applied(self):
+        """True while changes this object made are in place."""
+        return bool(self._patches)
+
+    def apply(self):
+        """Fix ``tf_slim.data`` in place; returns the names changed (``[]`` when
+        tf-slim is already fixed, by this object or another)."""
+        with self._lock:
+            self._holders += 1
+            return self._apply()
+
+    def release(self):
+        """One caller of :meth:`apply` is done: after the last, tf-slim's modules and
+        classes are put back as they were."""
+        with self._lock:
+            self._holders = max(self._holders - 1, 0)
+            if not self._holders:
+                self._patches.undo()
+
+    def _apply(self):
+        from tf_slim.data import (
+            data_provider,
+            dataset_data_provider,
+            parallel_reader,
+            tfexample_decoder,
+        )
+
+        namespaces = [
+            (tfexample_decoder, "control_flow_ops", {"case": v1.case, "cond": v1.cond}, True),
+            (tfexample_decoder, "array_ops", {"stack": tf.stack}, True),
+            (tfexample_decoder, "parsing_ops",
+             {"parse_single_example": _records.parse_single_example}, False),
+            (parallel_reader, "tf_input",
+             {"string_input_producer": queues.string_input_producer}, False),
+        ]
+        attributes = [
+            (parallel_reader, "get_data_files", _checks.get_data_files),
+            (data_provider.DataProvider, "_validate_items", _checks.validate_provider_items),
+        ]
+        methods = [
+            (dataset_data_provider.DatasetDataProvider, "__init__",
+             _checks.checking_provider_arguments),
+            (tfexample_decoder.TFExampleDecoder, "decode", _checks.decode_checking_items),
+            (tfexample_decoder.TFSequenceExampleDecoder, "decode",
+             _checks.decode_checking_items),
+        ]
+        if _reads_png16_at_8_bits():
+            methods.append((tfexample_decoder.Image, "_decode", _image.decode_with_png16))
+
+        changed = []
+        for module, attribute, replacements, only_missing in namespaces:
+            changed += [f"{_short_name(module)}.{attribute}.{name}" for name in
+                        self._patches.rebind_namespace(module, attribute, replacements,
+                                                       only_missing=only_missing)]
+        for owner, name, value in attributes:
+            if self._patches.replace_attribute(owner, name, value):
+                changed.append(f"{_short_name(owner)}.{name}")
+        for cls, name, make_wrapper in methods:
+            if self._patches.wrap_method(cls, name, make_wrapper):
+                changed.append(f"{_short_name(cls)}.{name}")
+        return changed
+
+
+_PROCESS_REPAIR = TfSlimRepair()
+
+
 def patch_tf_slim():
-    """Fix ``tf_slim.data`` in place (idempotent); returns the names changed.
+    """Fix ``tf_slim.data`` for this process (idempotent); returns the names changed.
 
     After it, an unmodified ``import tf_slim as slim`` script runs on current
-    TensorFlow. A second call changes nothing and returns ``[]``.
+    TensorFlow. A second call changes nothing and returns ``[]``;
+    :func:`unpatch_tf_slim` undoes it.
     """
-    from tf_slim.data import (
-        data_provider,
-        dataset_data_provider,
-        parallel_reader,
-        tfexample_decoder,
-    )
+    return _PROCESS_REPAIR.apply()
 
-    namespaces = [
-        (restore_missing, tfexample_decoder, "control_flow_ops",
-         {"case": v1.case, "cond": v1.cond}),
-        (restore_missing, tfexample_decoder, "array_ops", {"stack": tf.stack}),
-        (rebind_namespace, tfexample_decoder, "parsing_ops",
-         {"parse_single_example": _records.parse_single_example}),
-        (rebind_namespace, parallel_reader, "tf_input",
-         {"string_input_producer": queues.string_input_producer}),
-    ]
-    attributes = [
-        (parallel_reader, "get_data_files", _checks.get_data_files),
-        (data_provider.DataProvider, "_validate_items", _checks.validate_provider_items),
-    ]
-    methods = [
-        (dataset_data_provider.DatasetDataProvider, "__init__",
-         _checks.checking_provider_arguments),
-        (tfexample_decoder.TFExampleDecoder, "decode", _checks.decode_checking_items),
-        (tfexample_decoder.TFSequenceExampleDecoder, "decode", _checks.decode_checking_items),
-    ]
-    if _reads_png16_at_8_bits():
-        methods.append((tfexample_decoder.Image, "_decode", _image.decode_with_png16))
 
-    changed = []
-    for rebind, module, attribute, replacements in namespaces:
-        changed += [f"{_short_name(module)}.{attribute}.{name}"
-                    for name in rebind(module, attribute, replacements)]
-    for owner, name, value in attributes:
-        if replace_attribute(owner, name, value):
-            changed.append(f"{_short_name(owner)}.{name}")
-    for cls, name, make_wrapper in methods:
-        if wrap_method(cls, name, make_wrapper):
-            changed.append(f"{_short_name(cls)}.{name}")
-    return changed
+def unpatch_tf_slim():
+    """Undo one :func:`patch_tf_slim`: after the last, tf-slim's modules and classes
+    are as they were."""
+    _PROCESS_REPAIR.release()

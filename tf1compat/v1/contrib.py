@@ -40,8 +40,7 @@ def _module(name):
 
 
 def _tf_slim():
-    import tf1compat.slim  # noqa: F401 - patches tf-slim's data API for current TensorFlow
-    return importlib.import_module("tf_slim")
+    return importlib.import_module("tf_slim")  # run mode has repaired its data API
 
 
 _KERAS_CELLS = ("tf.keras.layers.LSTMCell / GRUCell / SimpleRNNCell with tf.keras.layers.RNN, "

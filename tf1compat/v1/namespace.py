@@ -12,8 +12,10 @@ readers, ``tf.train.*``) with, on top:
 * ``tensorflow.python`` / ``tensorflow.core`` reach TensorFlow's own modules, for
   programs that import private modules.
 
-The module objects are built once per process and are not in ``sys.modules``:
-only the import hook (:mod:`tf1compat.v1.scope`) hands them out.
+Each run mode builds its own (:func:`build_tensorflow_module`, with its queue API
+table and session classes); they are not in ``sys.modules``: only its import hook
+(:mod:`tf1compat.v1.scope`) hands them out. :func:`tensorflow_module` is the one of
+a run mode with the default settings, never installed (``tf1compat check`` reads it).
 """
 
 import functools
@@ -24,7 +26,7 @@ from tf1compat._tf import v1
 from tf1compat.v1 import contrib, queue_runtime
 from tf1compat.v1.proxy import ProxyModule
 
-__all__ = ["tensorflow_module", "resolve"]
+__all__ = ["build_tensorflow_module", "tensorflow_module", "resolve"]
 
 
 def _real_submodule(name):
@@ -32,26 +34,32 @@ def _real_submodule(name):
     return sys.modules.get(f"tensorflow.{name}")
 
 
-@functools.cache
-def tensorflow_module():
-    """The TF1 ``tensorflow`` module object of run mode (one per process)."""
-    table = queue_runtime.QUEUE_API
+def build_tensorflow_module(table, runtime):
+    """A TF1 ``tensorflow`` module object answering the queue API from ``table``
+    and ``tf.Session`` / ``tf.InteractiveSession`` with ``runtime``'s classes."""
     top = ProxyModule(
         "tensorflow", v1, table=table, fallback=_real_submodule,
-        attributes={"Session": queue_runtime.Session,
-                    "InteractiveSession": queue_runtime.InteractiveSession},
+        attributes={"Session": runtime.Session,
+                    "InteractiveSession": runtime.InteractiveSession},
         lazy={"contrib": lambda: contrib.build_contrib(table)})
     vars(top)["train"] = ProxyModule("tensorflow.train", v1.train, table=table)
     vars(top)["compat"] = ProxyModule("tensorflow.compat", v1.compat, attributes={"v1": top})
     return top
 
 
-def resolve(dotted):
+@functools.cache
+def tensorflow_module():
+    """The TF1 ``tensorflow`` of a run mode with default settings (one per process)."""
+    return build_tensorflow_module(queue_runtime.QUEUE_API, queue_runtime.QueueRuntime())
+
+
+def resolve(dotted, top=None):
     """The module run mode gives for ``import <dotted>`` (e.g.
     ``tensorflow.contrib.slim``), or None when it is not part of the TF1 tree
     (then TensorFlow's own module of that name is imported). An unknown
-    ``tensorflow.contrib.*`` module raises ``ModuleNotFoundError``."""
-    node = tensorflow_module()
+    ``tensorflow.contrib.*`` module raises ``ModuleNotFoundError``. ``top``: the
+    ``tensorflow`` module to look in (default: :func:`tensorflow_module`)."""
+    node = top if top is not None else tensorflow_module()
     for part in dotted.split(".")[1:]:
         try:
             node = getattr(node, part)

@@ -2,92 +2,83 @@
 
 :func:`run_path` / :func:`run_module` run a program as ``__main__`` the way
 ``python PROGRAM.py`` / ``python -m MODULE`` would (``sys.argv``, ``sys.path``,
-exit status from ``SystemExit``, ``tf.app.run`` or absl's ``app.run``), after
-:func:`install` has set up TF1's world for the program's folder.
+exit status from ``SystemExit``, ``tf.app.run`` or absl's ``app.run``) inside a
+:class:`~tf1compat.v1.run_mode.RunMode` for the program's folder, left when the
+program ends. :func:`install` / :func:`uninstall` put the process's run mode in
+place and take it away (a notebook).
 """
 
+import contextlib
 import importlib.util
-import logging
 import os
 import runpy
+import signal
 import sys
+import threading
 import traceback
-import warnings
 import zipfile
 
-from tf1compat._checks import check_seconds
-from tf1compat._tf import VERBOSE, tf, v1
+from tf1compat.v1 import scope
+from tf1compat.v1.run_mode import (
+    DEFAULT_GRACE_PERIOD,
+    RunMode,
+    check_grace_period,
+    installed_run_mode,
+)
 
-__all__ = ["install", "run_path", "run_module", "ProgramNotFoundError"]
-
-_installed = False
+__all__ = ["install", "uninstall", "run_path", "run_module", "ProgramNotFoundError"]
 
 
 class ProgramNotFoundError(FileNotFoundError):
     """The program file or module to run does not exist."""
 
 
-def _drop_deprecation_notice(record):
-    """Keep the program's own TensorFlow log lines, not TF2's deprecation notices."""
-    return not record.pathname.endswith(os.path.join("util", "deprecation.py"))
-
-
-def _patch_tf_slim():
-    """tf-slim's data API fixed for current TensorFlow, for `import tf_slim as slim`."""
-    import tf1compat.slim  # noqa: F401 - importing it applies patch_tf_slim()
-
-
 def install(paths=None, *, grace_period=None, tf_data=False):
-    """Give the code in ``paths`` TensorFlow 1's world, in this process; idempotent.
+    """Give the code in ``paths`` TensorFlow 1's world in this process; returns run
+    mode's ``tensorflow`` module, e.g. ``tf = tf1compat.v1.install()``.
 
     ``paths``: folders or files whose Python code gets TF1's ``tensorflow`` when it
     imports it (default: the folder of ``__main__``'s file, else the current
     folder); code without a file running as ``__main__`` (notebook cells) always
     does. ``grace_period``: seconds a ``sess.run`` waits on queues whose runners
     were never started before raising ``QueueRunnersNotStartedError`` (default 10;
-    ``float("inf")``: wait forever, as TF1).
-    ``tf_data``: batching calls build their pipelines as tf.data inside the graph
-    instead of queues (:mod:`tf1compat.v1.tf_data_mode`; for the whole process).
+    ``float("inf")``: wait forever, as TF1). ``tf_data``: batching calls build their
+    pipelines as tf.data inside the graph instead of queues
+    (:mod:`tf1compat.v1.tf_data_mode`).
 
-    The first call also, for the whole process: disables TensorFlow 2 behaviour
-    (graph mode, v1 shapes, control flow and summaries), makes queue runners
-    report their errors explained, installs the import hook (which also fixes
-    tf-slim before the program imports ``tf_slim`` itself), and (unless
-    ``TF1COMPAT_VERBOSE=1``) keeps TensorFlow's log at TF1's default level without
-    its deprecation notices. Returns run mode's ``tensorflow`` module, e.g.
-    ``tf = tf1compat.v1.install()``.
+    A second call adds its paths and settings to the run mode in place. What it
+    changes for the whole process (TensorFlow 2 behaviour off, queue runners that
+    report explained errors, Ctrl-C answered during ``sess.run``, the import hook,
+    tf-slim's repair, TensorFlow's log at TF1's level unless ``TF1COMPAT_VERBOSE=1``)
+    is undone by :func:`uninstall`.
     """
-    global _installed
-    from tf1compat.v1 import namespace, queue_runtime, scope
-
     if grace_period is not None:
-        queue_runtime.settings["grace_period"] = check_seconds(
-            "install", "grace_period", grace_period, positive=True, allow_inf=True)
+        grace_period = check_grace_period(grace_period)
     if paths is None:
         main_file = getattr(sys.modules.get("__main__"), "__file__", None)
         paths = [os.path.dirname(os.path.abspath(main_file)) if main_file else os.getcwd()]
     elif isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    for path in paths:
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"install: {os.fspath(path)!r} does not exist; expected "
-                                    "the folders or files of the program")
-    scope.add_roots(paths)
+    run_mode = installed_run_mode()
+    if run_mode is None:
+        return RunMode(paths, grace_period=_grace(grace_period), tf_data=tf_data).install()
+    run_mode.add_roots(paths)
+    if grace_period is not None:
+        run_mode.grace_period = grace_period
     if tf_data:
-        from tf1compat.v1 import tf_data_mode
-        tf_data_mode.install()
-    if not _installed:
-        v1.disable_v2_behavior()
-        queue_runtime.report_runner_errors()
-        scope.install_import_hook(namespace.resolve, {"tf_slim": _patch_tf_slim})
-        if not VERBOSE:
-            tf.get_logger().setLevel(logging.WARNING)  # TF1's default; tf1compat mutes it
-            tf.get_logger().addFilter(_drop_deprecation_notice)
-            for category in (UserWarning, DeprecationWarning):  # "`tf.layers.x` is deprecated"
-                warnings.filterwarnings("ignore", category=category,
-                                        module=r"(tensorflow|tf_slim|keras)(\.|$)")
-        _installed = True
-    return namespace.tensorflow_module()
+        run_mode.use_tf_data()
+    return run_mode.tensorflow
+
+
+def _grace(grace_period):
+    return DEFAULT_GRACE_PERIOD if grace_period is None else grace_period
+
+
+def uninstall():
+    """Leave run mode: every change :func:`install` made is undone (idempotent)."""
+    run_mode = installed_run_mode()
+    if run_mode is not None:
+        run_mode.uninstall()
 
 
 def _exit_status(code):
@@ -107,6 +98,43 @@ def _internal_frame(filename):
     """A frame of tf1compat or runpy (not of a sibling folder such as ``tf1compat_x``)."""
     return filename.startswith(_PACKAGE_FOLDER) or \
         os.path.basename(filename) == "runpy.py" or filename.startswith("<frozen runpy")
+
+
+class _Terminated(SystemExit):
+    """SIGTERM arrived while the program ran: it exits with 128 + SIGTERM (143)."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated(128 + signum)
+
+
+@contextlib.contextmanager
+def _sigterm_ends_the_program():
+    """While the program runs, SIGTERM unwinds it like ``sys.exit(143)`` (so its
+    sessions are closed and its ``finally`` blocks run) instead of killing the
+    process where it stands."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run_in(run_mode, run, *, find=None):
+    """Run ``run()`` as the program inside ``run_mode`` (after ``find()``, which may
+    raise ProgramNotFoundError); returns its exit status. A session the program left
+    running is closed when it ends, however it ends."""
+    with run_mode, _sigterm_ends_the_program():
+        if find is not None:
+            find()
+        try:
+            return _run_as_main(run)
+        finally:
+            run_mode.stop_sessions()
 
 
 def _run_as_main(run):
@@ -151,18 +179,16 @@ def run_path(path, args=(), *, grace_period=None, tf_data=False):
     if package and not _has_main(program):
         raise ProgramNotFoundError(f"cannot find '__main__' module in {os.fspath(path)!r}")
     folder = program if package else os.path.dirname(program)
-    install([folder], grace_period=grace_period, tf_data=tf_data)
+    run_mode = RunMode([folder], grace_period=_grace(grace_period), tf_data=tf_data)
     sys.argv = [program, *args]
     if not package:  # runpy puts a folder or zip application first itself
         sys.path.insert(0, folder)
-    return _run_as_main(lambda: runpy.run_path(program, run_name="__main__"))
+    return _run_in(run_mode, lambda: runpy.run_path(program, run_name="__main__"))
 
 
 def _module_root(top_spec):
     """The folder that holds a top-level module or package: the program's own code.
     A package installed in site-packages is its own root."""
-    from tf1compat.v1 import scope
-
     location = (top_spec.submodule_search_locations[0] if top_spec.submodule_search_locations
                 else top_spec.origin)
     parent = os.path.dirname(location)
@@ -185,12 +211,17 @@ def run_module(module, args=(), *, grace_period=None, tf_data=False):
         folder = sys.path.pop(0)  # nothing runs: leave sys.path as it was
         raise ProgramNotFoundError(f"no module named {top!r} (searched {folder!r} and "
                                    "the installed packages)")
-    install([_module_root(top_spec)], grace_period=grace_period, tf_data=tf_data)
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError as e:  # a parent package is missing, not broken
-        found = not (e.name and (module + ".").startswith(e.name + "."))
-    if not found:
-        raise ProgramNotFoundError(f"no module named {module!r}")
-    sys.argv = [module, *args]
-    return _run_as_main(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
+    run_mode = RunMode([_module_root(top_spec)], grace_period=_grace(grace_period),
+                       tf_data=tf_data)
+
+    def find():  # in run mode: the parent packages may import tensorflow
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError as e:  # a parent package is missing, not broken
+            found = not (e.name and (module + ".").startswith(e.name + "."))
+        if not found:
+            raise ProgramNotFoundError(f"no module named {module!r}")
+        sys.argv = [module, *args]
+
+    return _run_in(run_mode, lambda: runpy.run_module(module, run_name="__main__",
+                                                      alter_sys=True), find=find)

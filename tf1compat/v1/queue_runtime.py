@@ -5,32 +5,37 @@ that reach the program naming file, record and offset, and no silent hang.
   ``"TFRecordReader"``, ``"contrib.slim.prefetch_queue.prefetch_queue"``, ...) to
   what run mode's ``tensorflow`` hands the program. It is the one place to swap
   them: the ``tensorflow`` module looks entries up on every access.
-* :func:`report_runner_errors` (applied once by ``install()``) makes every queue
+* :class:`QueueRuntime` is one run mode's queue safety. Its
+  :meth:`~QueueRuntime.apply` (undone with the run mode) makes every queue
   runner -- started by ``tf.train.start_queue_runners``, ``Supervisor``,
   ``MonitoredTrainingSession`` or ``slim.learning.train`` -- report its error
   explained (:func:`~tf1compat.pipeline.runner_errors.explain_runner_error`) to
   its coordinator, so ``coord.join`` and ``MonitoredSession.run`` raise that. A
   runner started without a coordinator gets one of its own: its error closes its
   queues instead of leaving the program blocked forever.
-* :class:`Session` / :class:`InteractiveSession` (run mode's ``tf.Session``)
-  raise a runner's explained error instead of "FIFOQueue ... is closed and has
+  It also makes every session's ``run`` called from the main thread answer Ctrl-C
+  and SIGTERM at once: the step runs in a helper thread while the main thread
+  waits in Python, where signal handlers run (TensorFlow's wait does not let them).
+* Its ``Session`` / ``InteractiveSession`` (run mode's ``tf.Session``) raise a
+  runner's explained error instead of "FIFOQueue ... is closed and has
   insufficient elements", and stop a ``run`` waiting on queues whose runners were
   never started with :class:`~tf1compat.errors.QueueRunnersNotStartedError` after
-  :data:`settings` ``["grace_period"]`` seconds (``inf``: never, as TF1).
+  its ``grace_period`` seconds (``inf``: never, as TF1).
 """
 
+import functools
 import math
+import queue
 import threading
+import time
 import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import QueueRunnersNotStartedError
 from tf1compat.pipeline import queues
 from tf1compat.pipeline.runner_errors import explain_runner_error
-from tf1compat.slim._namespace import wrap_method
 
-__all__ = ["QUEUE_API", "BATCHING_NAMES", "settings", "Session", "InteractiveSession",
-           "report_runner_errors"]
+__all__ = ["QUEUE_API", "BATCHING_NAMES", "QueueRuntime"]
 
 QUEUE_API = {
     "train.string_input_producer": queues.string_input_producer,
@@ -50,8 +55,6 @@ QUEUE_API = {
 BATCHING_NAMES = ("train.batch", "train.shuffle_batch", "train.batch_join",
                   "train.shuffle_batch_join", "contrib.slim.prefetch_queue.prefetch_queue")
 
-settings = {"grace_period": 10.0}
-
 _DEQUEUE_OPS = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
                           "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo"})
 _READ_OPS = frozenset(queues.READER_OPS)
@@ -59,24 +62,56 @@ _CLOSE_THREAD_SUFFIX = "-close_on_stop"  # name QueueRunner gives its closing th
 _UPSTREAM_CACHE_SIZE = 64
 
 
+class _StepThread:
+    """Runs the main thread's session steps in a daemon helper thread, so that the
+    main thread waits in Python, where signal handlers run at once (inside
+    TensorFlow's wait they would run only when the step ends)."""
+
+    def __init__(self):
+        self._requests = queue.SimpleQueue()
+        self._thread = None
+
+    def _serve(self):
+        while (request := self._requests.get()) is not None:
+            function, args, kwargs, done, outcome = request
+            try:
+                outcome.append((True, function(*args, **kwargs)))
+            except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+                outcome.append((False, e))
+            done.set()
+            del request, function, args, kwargs, done, outcome
+
+    def call(self, function, *args, **kwargs):
+        """``function(*args, **kwargs)`` in the helper thread; its result or its error."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="tf1compat-session-step",
+                                            daemon=True)
+            self._thread.start()
+        done, outcome = threading.Event(), []
+        self._requests.put((function, args, kwargs, done, outcome))
+        done.wait()  # a signal's handler runs here; KeyboardInterrupt leaves the step running
+        succeeded, value = outcome.pop()
+        if succeeded:
+            return value
+        try:
+            raise value
+        finally:
+            del value
+
+    def stop(self):
+        self._requests.put(None)
+
+
 class _SessionState:
     """What run mode tracks per session: the runners started, their errors, the
-    coordinators it made for runners started without one."""
+    coordinators of its runners, the thread that runs its main-thread steps."""
 
     def __init__(self):
         self.started = weakref.WeakSet()
         self.errors = []
         self.coordinators = []
-        self.upstream = {}  # fetch/feed identities -> queue names the fetches wait on
-
-
-_STATES = weakref.WeakKeyDictionary()
-_STATES_LOCK = threading.Lock()
-
-
-def _state(session):
-    with _STATES_LOCK:
-        return _STATES.setdefault(session, _SessionState())
+        self.upstream = {}  # names of fetches and feeds -> queue names the fetches wait on
+        self.steps = _StepThread()
 
 
 # ------------------------------------------------------------------ queue runners
@@ -89,6 +124,8 @@ class _ExplainingCoordinator:
         self._coordinator = coordinator
         self._session = session
         self._state = state
+        if coordinator not in state.coordinators:
+            state.coordinators.append(coordinator)
 
     def request_stop(self, ex=None):
         if isinstance(ex, tf.errors.OpError) and not isinstance(
@@ -105,13 +142,12 @@ class _ExplainingCoordinator:
         return getattr(self._coordinator, name)
 
 
-def _create_threads_reporting(original):
+def _create_threads_reporting(original, runtime):
     def create_threads(self, sess, coord=None, daemon=False, start=False):
-        state = _state(sess)
+        state = runtime.state(sess)
         own = coord is None
         if own:
             coord = v1.train.Coordinator()
-            state.coordinators.append(coord)
         threads = original(self, sess, _ExplainingCoordinator(coord, sess, state),
                            daemon, False)
         if threads:
@@ -130,9 +166,18 @@ def _create_threads_reporting(original):
     return create_threads
 
 
-def report_runner_errors():
-    """Make ``QueueRunner.create_threads`` report explained errors (idempotent)."""
-    return wrap_method(v1.train.QueueRunner, "create_threads", _create_threads_reporting)
+def _run_answering_signals(original, runtime):
+    def run(self, *args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            return original(self, *args, **kwargs)  # signals reach the main thread only
+        return runtime.state(self).steps.call(original, self, *args, **kwargs)
+
+    return run
+
+
+def _run_defining_class():
+    """The class of ``tf.compat.v1.Session``'s ancestry that defines ``run``."""
+    return next(cls for cls in v1.Session.__mro__ if "run" in vars(cls))
 
 
 # ----------------------------------------------------------------------- sessions
@@ -174,17 +219,21 @@ def _upstream_queues(graph, fetches, feed_dict):
     return frozenset(found)
 
 
-def _queues_never_fed(session, fetches, feed_dict):
+def _element_names(graph, values):
+    return tuple(getattr(element, "name", None) for element in _graph_elements(graph, values))
+
+
+def _queues_never_fed(state, session, fetches, feed_dict):
     """The queues this run would wait on whose queue runners were never started
     in ``session`` (empty in the usual case, cheaply)."""
     runners = session.graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)
     if not runners:
         return ()
-    state = _state(session)
     idle = {runner.queue.name for runner in runners if runner not in state.started}
     if not idle:
         return ()
-    key = (tuple(map(id, tf.nest.flatten(fetches))), tuple(map(id, feed_dict or ())))
+    key = (_element_names(session.graph, fetches),
+           _element_names(session.graph, list(feed_dict or ())))
     if key not in state.upstream:
         if len(state.upstream) >= _UPSTREAM_CACHE_SIZE:
             state.upstream.clear()
@@ -195,9 +244,12 @@ def _queues_never_fed(session, fetches, feed_dict):
 class _RunModeSession:
     """``run`` and ``close`` of run mode's sessions (mixed into TF's classes)."""
 
+    _runtime = None  # the QueueRuntime whose session class this is
+
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        grace = settings["grace_period"]
-        waiting = math.isfinite(grace) and _queues_never_fed(self, fetches, feed_dict)
+        grace = self._runtime.grace_period
+        state = self._runtime.state(self)
+        waiting = math.isfinite(grace) and _queues_never_fed(state, self, fetches, feed_dict)
         if not waiting:
             return self._run_reporting(fetches, feed_dict, options, run_metadata)
         grace_ms = int(grace * 1000)
@@ -210,10 +262,9 @@ class _RunModeSession:
         try:
             return super().run(fetches, feed_dict, bounded, run_metadata)
         except tf.errors.DeadlineExceededError:
-            still_waiting = _queues_never_fed(self, fetches, feed_dict)
+            still_waiting = _queues_never_fed(state, self, fetches, feed_dict)
             if still_waiting:
-                raise QueueRunnersNotStartedError(still_waiting, settings["grace_period"]) \
-                    from None
+                raise QueueRunnersNotStartedError(still_waiting, grace) from None
         # Another thread started the runners while this run waited: run it again.
         return self._run_reporting(fetches, feed_dict, options, run_metadata)
 
@@ -221,21 +272,64 @@ class _RunModeSession:
         try:
             return super().run(fetches, feed_dict, options, run_metadata)
         except (tf.errors.OutOfRangeError, tf.errors.CancelledError):
-            errors = _state(self).errors
+            errors = self._runtime.state(self).errors
             if errors:  # the queue was closed because a runner failed: say why
                 error = errors[0]
                 raise type(error)(error.node_def, error.op, error.message) from None
             raise
 
     def close(self):
-        for coordinator in _state(self).coordinators:
+        for coordinator in self._runtime.state(self).coordinators:
             coordinator.request_stop()
         super().close()
 
 
-class Session(_RunModeSession, v1.Session):
-    """``tf.Session`` in run mode; see the module docstring."""
+class QueueRuntime:
+    """One run mode's queue safety: its grace period, what it tracks per session,
+    its ``Session`` / ``InteractiveSession`` classes, and (:meth:`apply`) the
+    changes to TensorFlow's classes that report runner errors and answer signals."""
 
+    def __init__(self, grace_period=10.0):
+        self.grace_period = grace_period
+        self._states = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self.Session, self.InteractiveSession = (
+            type(base.__name__, (_RunModeSession, base), {
+                "_runtime": self, "__module__": __name__,
+                "__doc__": f"``tf.{base.__name__}`` in run mode; see {__name__}."})
+            for base in (v1.Session, v1.InteractiveSession))
 
-class InteractiveSession(_RunModeSession, v1.InteractiveSession):
-    """``tf.InteractiveSession`` in run mode; see the module docstring."""
+    def state(self, session):
+        """What this runtime tracks for ``session`` (created on first use)."""
+        with self._lock:
+            state = self._states.get(session)
+            if state is None:
+                state = self._states[session] = _SessionState()
+                weakref.finalize(session, state.steps.stop)
+            return state
+
+    def apply(self, patches):
+        """Make every queue runner report explained errors and every main-thread
+        session run answer signals at once; the changes are recorded in ``patches``."""
+        patches.wrap_method(v1.train.QueueRunner, "create_threads",
+                            functools.partial(_create_threads_reporting, runtime=self))
+        patches.wrap_method(_run_defining_class(), "run",
+                            functools.partial(_run_answering_signals, runtime=self))
+
+    def stop_sessions(self, timeout=1.0):
+        """Stop every tracked session's coordinators and close the session (which
+        cancels its waiting steps): what an interrupted program leaves. A close that
+        TensorFlow cannot finish within ``timeout`` seconds goes on in the background."""
+        with self._lock:
+            sessions = list(self._states.items())
+        for _, state in sessions:
+            for coordinator in state.coordinators:
+                coordinator.request_stop()
+        closers = [threading.Thread(target=session.close, daemon=True,
+                                    name="tf1compat-session-close")
+                   for session, _ in sessions]
+        for closer in closers:
+            closer.start()
+        deadline = time.monotonic() + timeout
+        for closer in closers:
+            closer.join(max(0.0, deadline - time.monotonic()))

@@ -1,13 +1,12 @@
 """Which files get TF1's ``tensorflow``: an import hook scoped by the importer's path.
 
 ``import``, ``from ... import`` and ``__import__`` pass the importing module's
-globals to ``builtins.__import__``. The hook replaces that function once per
-process and, for names ``tensorflow`` and ``tensorflow.*`` imported by a file
-under one of the program's folders (its *roots*), returns run mode's modules
-(:func:`~tf1compat.v1.namespace.resolve`); before such a file imports
-``tf_slim`` it makes sure tf-slim is patched. Everything else -- other names, and
-every file in site-packages, the standard library or tf1compat itself -- goes
-to the original import unchanged, so libraries keep TensorFlow 2.
+globals to ``builtins.__import__``. The hook (:func:`make_import_hook`, installed
+and removed by :class:`~tf1compat.v1.run_mode.RunMode`) returns, for names
+``tensorflow`` and ``tensorflow.*`` imported by a file under one of the program's
+folders (the roots of an :class:`ImportScope`), run mode's modules. Everything else --
+other names, and every file in site-packages, the standard library or tf1compat
+itself -- goes to the original import unchanged, so libraries keep TensorFlow 2.
 ``sys.modules["tensorflow"]`` is never replaced.
 
 Code without a file (a notebook cell, ``python -c``) counts as the program's
@@ -15,7 +14,6 @@ when it runs as ``__main__``. ``importlib.import_module("tensorflow")`` bypasses
 ``__import__`` and so gets TensorFlow 2 everywhere.
 """
 
-import builtins
 import functools
 import os
 import site
@@ -25,10 +23,7 @@ import threading
 
 import tf1compat
 
-__all__ = ["add_roots", "is_program_file", "is_library_folder", "install_import_hook"]
-
-_roots = []
-_roots_lock = threading.Lock()
+__all__ = ["ImportScope", "is_library_folder", "make_import_hook"]
 
 
 def _normalized(path):
@@ -56,54 +51,58 @@ def is_library_folder(path):
     return any(_is_under(path, lib) for lib in _library_folders())
 
 
-def add_roots(paths):
-    """Treat the Python files under ``paths`` (folders or files) as the program's own."""
-    with _roots_lock:
-        for path in paths:
-            root = _normalized(path)
-            if root not in _roots:
-                _roots.append(root)
-        is_program_file.cache_clear()
+class ImportScope:
+    """The program's own code: files under its roots, minus library folders below them."""
+
+    def __init__(self):
+        self._roots = []
+        self._lock = threading.Lock()
+        self._program_files = {}  # filename -> is_program_file(filename)
+
+    @property
+    def roots(self):
+        return list(self._roots)
+
+    def add_roots(self, paths):
+        """Treat the Python files under ``paths`` (folders or files) as the program's own."""
+        with self._lock:
+            for path in paths:
+                root = _normalized(path)
+                if root not in self._roots:
+                    self._roots.append(root)
+            self._program_files = {}
+
+    def is_program_file(self, filename):
+        """True for a file under a root with no library folder between the root and
+        the file (a ``.venv`` inside the project is not the program); a root inside
+        site-packages (a package run with ``-m``) still counts."""
+        known = self._program_files.get(filename)
+        if known is None:
+            path = _normalized(filename)
+            known = any(_is_under(path, root) and not any(
+                lib != root and _is_under(lib, root) and _is_under(path, lib)
+                for lib in _library_folders()) for root in self._roots)
+            self._program_files[filename] = known
+        return known
+
+    def imports_tf1(self, globals_):
+        """True when the module of ``globals_`` gets TF1's ``tensorflow``."""
+        if globals_ is None:
+            return False
+        filename = globals_.get("__file__")
+        if filename is None:
+            return globals_.get("__name__") == "__main__"
+        return self.is_program_file(filename)
 
 
-@functools.lru_cache(maxsize=4096)
-def is_program_file(filename):
-    """True for a file under a root with no library folder between the root and
-    the file (a ``.venv`` inside the project is not the program); a root inside
-    site-packages (a package run with ``-m``) still counts."""
-    path = _normalized(filename)
-    return any(_is_under(path, root) and not any(
-        lib != root and _is_under(lib, root) and _is_under(path, lib)
-        for lib in _library_folders()) for root in _roots)
-
-
-def _imports_tf1(globals_):
-    if globals_ is None:
-        return False
-    filename = globals_.get("__file__")
-    if filename is None:
-        return globals_.get("__name__") == "__main__"
-    return is_program_file(filename)
-
-
-def install_import_hook(resolve, prepare=None):
-    """Replace ``builtins.__import__`` (once) so the program's files import
+def make_import_hook(original, scope, resolve):
+    """An ``__import__`` over ``original`` by which the files of ``scope`` import
     ``tensorflow`` names through ``resolve(dotted_name)`` (a module, or None to
-    import TensorFlow's own). ``prepare`` maps other top-level names (e.g.
-    ``tf_slim``) to a function called before the program's files import them."""
-    current = builtins.__import__
-    if getattr(current, "__tf1compat_hook__", False):
-        return False
-    original = current
-    prepare = dict(prepare or {})
+    import TensorFlow's own)."""
 
     # The parameter names are __import__'s protocol (callers pass them by keyword).
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):
-        top = name.partition(".")[0]
-        if level or (top != "tensorflow" and top not in prepare) or not _imports_tf1(globals):
-            return original(name, globals, locals, fromlist, level)
-        if top in prepare:
-            prepare[top]()
+        if level or name.partition(".")[0] != "tensorflow" or not scope.imports_tf1(globals):
             return original(name, globals, locals, fromlist, level)
         module = resolve(name)
         if module is None:  # a module of TensorFlow's own, e.g. tensorflow.python.ops
@@ -114,7 +113,5 @@ def install_import_hook(resolve, prepare=None):
             module = original(module.__name__, globals, locals, fromlist, 0)
         return module if fromlist else resolve("tensorflow")
 
-    __import__.__tf1compat_hook__ = True
     __import__.__wrapped__ = original
-    builtins.__import__ = __import__
-    return True
+    return __import__

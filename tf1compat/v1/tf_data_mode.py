@@ -1,13 +1,14 @@
 """``tf1compat run --tf-data``: a program's batching calls build tf.data, not queues.
 
-:func:`install` swaps the batching entries of
-:data:`~tf1compat.v1.queue_runtime.QUEUE_API` (``tf.train.batch`` & co.). Each call
+:func:`batch_on_tf_data` swaps the batching entries (``tf.train.batch`` & co.) of a
+run mode's queue API table (a copy of :data:`~tf1compat.v1.queue_runtime.QUEUE_API`). Each call
 first builds the queue pipeline as usual (so every argument is validated as
 before), then lowers it inside the program's graph
 (:func:`~tf1compat.migrate.lowering.replace_with_tf_data`): the call returns a
 one-shot iterator's ``get_next()``, and the lowered queues lose their queue
 runners, so no runner thread reads for them (and TensorFlow's notice that
-``start_queue_runners`` found none is dropped). A pipeline that cannot be lowered
+``start_queue_runners`` found none is dropped by :func:`drop_no_runners_notice`,
+a filter the run mode puts on TensorFlow's logger). A pipeline that cannot be lowered
 stays on queues, with one warning naming why.
 slim's ``prefetch_queue`` over batches straight from tf.data takes them from the
 same iterator (the dataset prefetches already), one element per ``dequeue()``;
@@ -22,7 +23,7 @@ from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering import replace_with_tf_data
 from tf1compat.v1 import queue_runtime
 
-__all__ = ["install", "TFDataFallbackWarning"]
+__all__ = ["batch_on_tf_data", "drop_no_runners_notice", "TFDataFallbackWarning"]
 
 _PREFETCH = "contrib.slim.prefetch_queue.prefetch_queue"
 
@@ -81,24 +82,14 @@ def _prefetch_on_tf_data(prefetch_queue):
     return prefetch_on_tf_data
 
 
-def _drop_no_runners_notice(record):
+def drop_no_runners_notice(record):
     """The lowered pipelines' runners are gone: TensorFlow's "start_queue_runners()
     was called when no queue runners were defined" is about that, not the program."""
     return "was called when no queue runners were defined" not in record.getMessage()
 
 
-_installed = False
-
-
-def install():
-    """Make the batching calls of run mode build tf.data (idempotent), and drop
-    TensorFlow's notice that ``start_queue_runners`` found no runners."""
-    global _installed
-    if _installed:
-        return
-    tf.get_logger().addFilter(_drop_no_runners_notice)
-    api = queue_runtime.QUEUE_API
+def batch_on_tf_data(table):
+    """Make the batching entries of the queue API ``table`` build tf.data (in place)."""
     for name in queue_runtime.BATCHING_NAMES:
-        api[name] = (_prefetch_on_tf_data(api[name]) if name == _PREFETCH
-                     else _on_tf_data(name, api[name]))
-    _installed = True
+        table[name] = (_prefetch_on_tf_data(table[name]) if name == _PREFETCH
+                       else _on_tf_data(name, table[name]))

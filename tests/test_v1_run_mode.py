@@ -1,0 +1,153 @@
+"""No patching on import, and RunMode as an object that can be left: snapshots of
+every attribute of TensorFlow's and tf-slim's modules (and their classes) before and
+after, in a fresh process so that nothing else has touched them."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.tf
+
+SNAPSHOTS = """
+    import builtins, importlib, pkgutil, sys, tempfile, types
+    import tensorflow as tf
+    import tf_slim
+    from tf_slim.data import data_provider, dataset_data_provider, parallel_reader  # noqa
+    from tf_slim.data import tfexample_decoder
+
+    PREFIXES = ("tensorflow", "tf_slim", "keras", "tf_keras")
+
+    def snapshot():
+        snap = {"builtins": {"__import__": builtins.__import__}}
+        for name, module in list(sys.modules.items()):
+            if not name.startswith(PREFIXES) or not isinstance(module, types.ModuleType):
+                continue
+            entry = snap[name] = {"<module>": module}
+            for key, value in list(vars(module).items()):
+                entry[key] = value
+                if isinstance(value, type) and value.__module__ == name:
+                    entry.update({f"{key}.{k}": v for k, v in list(vars(value).items())})
+        return snap
+
+    def differences(before, after, allowed=()):
+        found = []
+        for module, entries in before.items():
+            now = after.get(module, {})
+            for key, value in entries.items():
+                new = now.get(key, "<deleted>")
+                if new is value or f"{module}.{key}" in allowed:
+                    continue
+                if isinstance(value, types.ModuleType) and isinstance(new, types.ModuleType) \\
+                        and value.__name__ == new.__name__:
+                    continue  # a lazily loaded module replaced by the loaded one
+                found.append(f"{module}.{key}")
+            for key in now.keys() - entries.keys():
+                # Python creates a class's __annotations__ when first asked for it
+                if not isinstance(now[key], types.ModuleType) \\
+                        and not key.endswith("__annotations__"):
+                    found.append(f"{module}.{key} (added)")
+        return found
+
+    before = snapshot()
+    import tf1compat
+    names = sorted(info.name for info in pkgutil.walk_packages(tf1compat.__path__, "tf1compat.")
+                   if not info.name.endswith("__main__"))
+    for name in names:
+        importlib.import_module(name)
+    print("imported", len(names), differences(before, snapshot()))
+
+    before = snapshot()
+    changed = tf1compat.patch_tf_slim()
+    repaired = differences(before, snapshot())
+    print("repair", len(changed), [d for d in repaired if not d.startswith("tf_slim.")],
+          hasattr(tfexample_decoder.control_flow_ops, "case"))
+    tf1compat.slim.unpatch_tf_slim()
+    print("unpatched", differences(before, snapshot()),
+          hasattr(tfexample_decoder.control_flow_ops, "case"))
+
+    from tf1compat.v1 import RunMode
+    modules = dict(sys.modules)
+    logger_state = (tf.get_logger().level, list(tf.get_logger().filters))
+    import warnings
+    warning_filters = list(warnings.filters)
+    before = snapshot()
+    with RunMode([tempfile.gettempdir()], tf_data=True) as run_mode:
+        tf1 = run_mode.tensorflow
+        inside = builtins.__import__ is not before["builtins"]["__import__"]
+        with tf1.Session() as sess:
+            value = sess.run(tf1.constant(3) * 2)
+        print("inside", inside, value, tf.executing_eagerly(),
+              hasattr(tfexample_decoder.control_flow_ops, "case"))
+    # What TensorFlow itself rebuilds when its 2.x behaviour comes back (eager context)
+    # or records when any session is made: not a change of run mode's.
+    allowed = {"tensorflow.python.eager.context._context",
+               "tensorflow.python.eager.context.context",
+               "tensorflow.python.training.experimental.mixed_precision_global_state."
+               "_non_mixed_precision_session_created"}
+    after = snapshot()
+    print("left", [d for d in differences(before, after, allowed) if "pb2." not in d],
+          tf.executing_eagerly(), [n for n, m in modules.items() if sys.modules.get(n) is not m],
+          logger_state == (tf.get_logger().level, list(tf.get_logger().filters)),
+          warning_filters == warnings.filters)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_importing_tf1compat_changes_nothing_and_run_mode_leaves_everything_as_it_was():
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(SNAPSHOTS)],
+                            capture_output=True, text=True, timeout=170)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    imported, repair, unpatched, inside, left = lines[-5:]
+    assert imported.startswith("imported ") and imported.endswith(" []")
+    assert int(imported.split()[1]) > 50  # every module of the package
+    assert repair == "repair 11 [] True"  # tf-slim only: TensorFlow's modules untouched
+    assert unpatched == "unpatched [] False"
+    assert inside == "inside True 6 False True"
+    assert left == "left [] True [] True True"
+
+
+def test_install_and_uninstall_in_process_leave_the_import_hook_and_settings(tmp_path):
+    import builtins
+
+    from tf1compat.v1 import RunMode, install, uninstall
+    from tf1compat.v1.run_mode import installed_run_mode
+
+    original_import = builtins.__import__
+    program = tmp_path / "train.py"
+    program.write_text("import tensorflow as tf\nTF = tf\n")
+    tf1 = install([tmp_path], grace_period=3)
+    try:
+        assert builtins.__import__ is not original_import
+        assert install([tmp_path], tf_data=True) is tf1  # a second call adds to it
+        run_mode = installed_run_mode()
+        assert (run_mode.grace_period, run_mode.tf_data) == (3.0, True)
+        namespace = {"__file__": str(program), "__name__": "train"}
+        exec(compile(program.read_text(), str(program), "exec"), namespace)
+        assert namespace["TF"] is tf1 and hasattr(tf1, "contrib")
+        other = {"__file__": str(tmp_path.parent / "lib.py"), "__name__": "lib"}
+        exec("import tensorflow as tf\nTF = tf\n", other)
+        assert other["TF"] is sys.modules["tensorflow"]  # outside the roots: TensorFlow 2
+        with pytest.raises(RuntimeError, match="a run mode is already installed"):
+            RunMode([tmp_path]).install()
+    finally:
+        uninstall()
+    assert builtins.__import__ is original_import and installed_run_mode() is None
+    uninstall()  # idempotent
+
+
+@pytest.mark.parametrize("grace", [0, -1, "10", True, float("nan"), float("-inf")])
+def test_bad_grace_period_is_refused_before_anything_changes(grace, tmp_path):
+    import builtins
+
+    from tf1compat.v1 import RunMode, install
+
+    original_import = builtins.__import__
+    with pytest.raises(ValueError, match="grace_period must be a positive number"):
+        install(grace_period=grace)
+    with pytest.raises(ValueError, match="grace_period must be a positive number"):
+        RunMode([tmp_path], grace_period=grace)
+    assert builtins.__import__ is original_import

@@ -1,0 +1,201 @@
+"""``RunMode``: TensorFlow 1's world for a program's own files, in this process,
+until it is left.
+
+A :class:`RunMode` owns everything run mode is: its import scope (the program's
+folders), its settings (grace period, tf.data batching), its queue API table, its
+``tensorflow`` module and sessions' state, and every change it makes outside
+tf1compat -- ``builtins.__import__``, ``QueueRunner.create_threads`` and
+``Session.run`` (explained runner errors, Ctrl-C answered at once), the tf-slim
+repair, TensorFlow 2 behaviour switched off, TensorFlow's logger level and
+filters, warning filters. :meth:`~RunMode.uninstall` (or leaving its ``with``
+block) undoes each of them, so ``builtins.__import__``, ``sys.modules`` and
+TensorFlow are as they were. One run mode is installed at a time.
+"""
+
+import builtins
+import logging
+import numbers
+import os
+import threading
+import warnings
+
+from tf1compat._tf import VERBOSE, tf, v1
+from tf1compat.slim._namespace import Patches
+from tf1compat.slim._patch import _PROCESS_REPAIR
+from tf1compat.v1 import namespace, queue_runtime, scope, tf_data_mode
+
+__all__ = ["RunMode", "installed_run_mode"]
+
+DEFAULT_GRACE_PERIOD = 10.0
+_installed = None  # the RunMode in place, if any
+_installing = threading.Lock()
+
+
+def installed_run_mode():
+    """The :class:`RunMode` installed in this process, or None."""
+    return _installed
+
+
+def _drop_deprecation_notice(record):
+    """Keep the program's own TensorFlow log lines, not TF2's deprecation notices."""
+    return not record.pathname.endswith(os.path.join("util", "deprecation.py"))
+
+
+def check_grace_period(grace_period):
+    """``grace_period`` as a float, or ValueError naming what was expected."""
+    if isinstance(grace_period, bool) or not isinstance(grace_period, numbers.Real) \
+            or not grace_period > 0:
+        raise ValueError(f"install: grace_period must be a positive number of seconds, "
+                         f"got {grace_period!r}")
+    return float(grace_period)
+
+
+class RunMode:
+    """TF1's ``tensorflow`` for the code in ``paths``, while installed.
+
+    ``paths``: folders or files whose Python code gets TF1's ``tensorflow`` when it
+    imports it; code without a file running as ``__main__`` (notebook cells) always
+    does. ``grace_period``: seconds a ``sess.run`` waits on queues whose runners
+    were never started before raising ``QueueRunnersNotStartedError``
+    (``float("inf")``: wait forever, as TF1). ``tf_data``: batching calls build
+    their pipelines as tf.data inside the graph (:mod:`tf1compat.v1.tf_data_mode`).
+
+    Use it as a context manager (``with RunMode([folder]) as run_mode:``) or call
+    :meth:`install` and :meth:`uninstall`.
+    """
+
+    def __init__(self, paths, *, grace_period=DEFAULT_GRACE_PERIOD, tf_data=False):
+        self.scope = scope.ImportScope()
+        self.add_roots(paths)
+        self.runtime = queue_runtime.QueueRuntime(check_grace_period(grace_period))
+        self.queue_api = dict(queue_runtime.QUEUE_API)
+        self.tf_data = False
+        if tf_data:
+            self.use_tf_data()
+        self.tensorflow = namespace.build_tensorflow_module(self.queue_api, self.runtime)
+        self._patches = Patches()
+        self._undo = []  # what uninstall() does besides the patches, newest last
+
+    @property
+    def grace_period(self):
+        return self.runtime.grace_period
+
+    @grace_period.setter
+    def grace_period(self, seconds):
+        self.runtime.grace_period = check_grace_period(seconds)
+
+    @property
+    def installed(self):
+        return _installed is self
+
+    def add_roots(self, paths):
+        """Give the code in ``paths`` (folders or files that exist) TF1's ``tensorflow`` too."""
+        for path in paths:
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"install: {os.fspath(path)!r} does not exist; "
+                                        "expected the folders or files of the program")
+        self.scope.add_roots(paths)
+
+    def use_tf_data(self):
+        """Make this run mode's batching calls build tf.data (idempotent)."""
+        if not self.tf_data:
+            tf_data_mode.batch_on_tf_data(self.queue_api)
+            self.tf_data = True
+            if self.installed:
+                self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
+
+    def install(self):
+        """Put run mode in place for this process; returns its ``tensorflow`` module.
+        Installing it again does nothing; installing a second one raises RuntimeError."""
+        global _installed
+        with _installing:
+            if _installed is self:
+                return self.tensorflow
+            if _installed is not None:
+                raise RuntimeError("a run mode is already installed; uninstall it first "
+                                   "(tf1compat.v1.uninstall())")
+            _installed = self
+        try:
+            self._apply()
+        except BaseException:
+            self.uninstall()
+            raise
+        return self.tensorflow
+
+    def _apply(self):
+        if tf.executing_eagerly():  # TensorFlow 2 behaviour on: TF1 programs need graph mode
+            v1.disable_v2_behavior()
+            self._undo.append(_enable_v2_behavior)
+        self.runtime.apply(self._patches)
+        _PROCESS_REPAIR.apply()
+        self._undo.append(_PROCESS_REPAIR.release)
+        hook = scope.make_import_hook(builtins.__import__, self.scope,
+                                      lambda dotted: namespace.resolve(dotted, self.tensorflow))
+        self._patches.set(builtins, "__import__", hook)
+        if self.tf_data:
+            self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
+        if not VERBOSE:
+            logger = tf.get_logger()
+            level = logger.level
+            logger.setLevel(logging.WARNING)  # TF1's default; tf1compat mutes it
+            self._undo.append(lambda: logger.setLevel(level))
+            self._add_logger_filter(_drop_deprecation_notice)
+            added = []
+            for category in (UserWarning, DeprecationWarning):  # "`tf.layers.x` is deprecated"
+                warnings.filterwarnings("ignore", category=category,
+                                        module=r"(tensorflow|tf_slim|keras)(\.|$)")
+                added.append(warnings.filters[0])
+            self._undo.append(lambda: _remove_warning_filters(added))
+
+    def _add_logger_filter(self, function):
+        logger = tf.get_logger()
+        logger.addFilter(function)
+        self._undo.append(lambda: logger.removeFilter(function))
+
+    def uninstall(self):
+        """Undo every change :meth:`install` made (idempotent)."""
+        global _installed
+        with _installing:
+            if _installed is not self:
+                return
+            failures = []
+            for undo in [*reversed(self._undo), self._patches.undo]:
+                try:
+                    undo()
+                except Exception as e:  # noqa: BLE001 - undo the rest, then raise it
+                    failures.append(e)
+            self._undo.clear()
+            _installed = None
+        if failures:
+            raise failures[0]
+
+    def stop_sessions(self):
+        """Stop the runner threads and close the sessions of a program that ended
+        (or was interrupted) without closing them."""
+        self.runtime.stop_sessions()
+
+    def __enter__(self):
+        self.install()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.uninstall()
+
+    def __repr__(self):
+        state = "installed" if self.installed else "not installed"
+        return (f"<RunMode roots={self.scope.roots} grace_period={self.grace_period} "
+                f"tf_data={self.tf_data} ({state})>")
+
+
+def _enable_v2_behavior():
+    """TensorFlow 2 behaviour back on. TensorFlow refuses eager mode once the global
+    default graph exists, so the graph the program built by default is dropped
+    first (its sessions and tensors keep their graph)."""
+    v1.reset_default_graph()
+    v1.enable_v2_behavior()
+
+
+def _remove_warning_filters(entries):
+    """Take ``entries`` out of ``warnings.filters`` (filters added since are kept)."""
+    warnings.filters[:] = [f for f in warnings.filters if f not in entries]
+
