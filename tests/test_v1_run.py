@@ -3,9 +3,11 @@ status, queue safety. Programs run in subprocesses: run mode changes the process
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -229,6 +231,73 @@ def test_folder_and_zip_application_run_their_main_as_python_does(tmp_path):
     result = tf1compat_run(tmp_path / "app.pyz", "z", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (4, "['z'] True True __main__\n"), \
         result.stderr
+
+
+SLOW_PRODUCER = """
+    import sys
+    import time
+    import tensorflow as tf
+
+
+    def slow(x):  # one example every 3 s: a batch of 8 takes 24 s
+        time.sleep(3)
+        return x
+
+
+    queue = tf.train.input_producer(tf.range(1000), shuffle=False)
+    value = tf.py_func(slow, [queue.dequeue()], tf.int32)
+    value.set_shape([])
+    batch = tf.train.batch([value], 8)
+    with tf.Session() as sess:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        print("waiting", flush=True)
+        try:
+            if sys.argv[1] == "run":
+                sess.run(batch)
+            else:
+                coord.join(threads)
+        finally:
+            print("finally", flush=True)
+        print("never here")
+"""
+
+
+def _processes_running(program):
+    """Processes whose command line names ``program`` (Linux /proc)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if str(program).encode() in f.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("wait, signum, status, said", [
+    ("run", signal.SIGINT, 130, "interrupted"), ("run", signal.SIGTERM, 143, "terminated"),
+    ("join", signal.SIGINT, 130, "interrupted")])
+def test_a_signal_ends_a_blocked_wait_within_a_second(tmp_path, wait, signum, status, said):
+    program = write_program(tmp_path, "slow_producer.py", SLOW_PRODUCER)
+    process = subprocess.Popen([sys.executable, "-m", "tf1compat", "run", program, wait],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=tmp_path)
+    try:
+        assert process.stdout.readline() == "waiting\n"
+        time.sleep(1.0)  # blocked in sess.run / coord.join, inside the first 3 s example
+        sent = time.monotonic()
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=60)
+        elapsed = time.monotonic() - sent
+    finally:
+        process.kill()
+    assert (process.returncode, out, err) == (status, "finally\n", f"tf1compat run: {said}\n")
+    assert elapsed < 1.0, elapsed
+    assert _processes_running(program) == []
 
 
 # --------------------------------------------------------- in-process: nothing installed

@@ -374,6 +374,16 @@ def _run_program(args):
     except (program.ProgramNotFoundError, ValueError) as e:
         print(f"tf1compat run: error: {e}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, program.ProgramTerminated) as e:
+        # The program has unwound (its finally blocks ran, its sessions are closing
+        # in the background); Python's own exit would wait for TensorFlow's
+        # interrupted steps (a py_func, a reader) while it frees the sessions.
+        interrupted = isinstance(e, KeyboardInterrupt)
+        print(f"tf1compat run: {'interrupted' if interrupted else 'terminated'}",
+              file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + (signal.SIGINT if interrupted else signal.SIGTERM))
 
 
 def _add_check(subparsers):

@@ -26,7 +26,8 @@ from tf1compat.v1.run_mode import (
     installed_run_mode,
 )
 
-__all__ = ["install", "uninstall", "run_path", "run_module", "ProgramNotFoundError"]
+__all__ = ["install", "uninstall", "run_path", "run_module", "ProgramNotFoundError",
+           "ProgramTerminated"]
 
 
 class ProgramNotFoundError(FileNotFoundError):
@@ -100,35 +101,43 @@ def _internal_frame(filename):
         os.path.basename(filename) == "runpy.py" or filename.startswith("<frozen runpy")
 
 
-class _Terminated(SystemExit):
-    """SIGTERM arrived while the program ran: it exits with 128 + SIGTERM (143)."""
-
-
-def _raise_terminated(signum, frame):
-    raise _Terminated(128 + signum)
+class ProgramTerminated(SystemExit):
+    """SIGTERM arrived while the program ran; ``code`` is 128 + SIGTERM (143)."""
 
 
 @contextlib.contextmanager
-def _sigterm_ends_the_program():
-    """While the program runs, SIGTERM unwinds it like ``sys.exit(143)`` (so its
-    sessions are closed and its ``finally`` blocks run) instead of killing the
-    process where it stands."""
-    if threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+def _signals_end_the_program(runtime):
+    """While the program runs, Ctrl-C raises KeyboardInterrupt as usual and SIGTERM
+    raises :class:`ProgramTerminated` (so ``finally`` blocks run and sessions are
+    closed, instead of the process dying where it stands); either tells ``runtime``
+    that sessions closed from then on need not wait for interrupted steps. Handlers
+    the program (or its host) set are left alone."""
+    def interrupt(signum, frame):
+        runtime.interrupted = True
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise ProgramTerminated(128 + signum)
+
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.signal(signal.SIGTERM, _raise_terminated)
+    replaced = [signum for signum, default in defaults.items()
+                if signal.getsignal(signum) is default]
+    for signum in replaced:
+        signal.signal(signum, interrupt)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for signum in replaced:
+            signal.signal(signum, defaults[signum])
 
 
 def _run_in(run_mode, run, *, find=None):
     """Run ``run()`` as the program inside ``run_mode`` (after ``find()``, which may
     raise ProgramNotFoundError); returns its exit status. A session the program left
     running is closed when it ends, however it ends."""
-    with run_mode, _sigterm_ends_the_program():
+    with run_mode, _signals_end_the_program(run_mode.runtime):
         if find is not None:
             find()
         try:
@@ -142,10 +151,10 @@ def _run_as_main(run):
     prints its traceback from the program's first frame on, like Python, and gives 1."""
     try:
         run()
+    except (KeyboardInterrupt, ProgramTerminated):
+        raise
     except SystemExit as e:
         return _exit_status(e.code)
-    except KeyboardInterrupt:
-        raise
     except BaseException as e:  # noqa: BLE001 - the program's own failure, reported as Python does
         tb = e.__traceback__
         while tb is not None and _internal_frame(tb.tb_frame.f_code.co_filename):

@@ -60,6 +60,7 @@ _DEQUEUE_OPS = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueU
 _READ_OPS = frozenset(queues.READER_OPS)
 _CLOSE_THREAD_SUFFIX = "-close_on_stop"  # name QueueRunner gives its closing thread
 _UPSTREAM_CACHE_SIZE = 64
+_CLOSE_WAIT_WHEN_INTERRUPTED = 0.25  # seconds
 
 
 class _StepThread:
@@ -67,9 +68,10 @@ class _StepThread:
     main thread waits in Python, where signal handlers run at once (inside
     TensorFlow's wait they would run only when the step ends)."""
 
-    def __init__(self):
+    def __init__(self, on_interrupt):
         self._requests = queue.SimpleQueue()
         self._thread = None
+        self._on_interrupt = on_interrupt
 
     def _serve(self):
         while (request := self._requests.get()) is not None:
@@ -89,7 +91,11 @@ class _StepThread:
             self._thread.start()
         done, outcome = threading.Event(), []
         self._requests.put((function, args, kwargs, done, outcome))
-        done.wait()  # a signal's handler runs here; KeyboardInterrupt leaves the step running
+        try:
+            done.wait()  # a signal's handler runs here
+        except BaseException:  # KeyboardInterrupt, SystemExit: the step goes on alone
+            self._on_interrupt()
+            raise
         succeeded, value = outcome.pop()
         if succeeded:
             return value
@@ -106,12 +112,12 @@ class _SessionState:
     """What run mode tracks per session: the runners started, their errors, the
     coordinators of its runners, the thread that runs its main-thread steps."""
 
-    def __init__(self):
+    def __init__(self, on_interrupt):
         self.started = weakref.WeakSet()
         self.errors = []
         self.coordinators = []
         self.upstream = {}  # names of fetches and feeds -> queue names the fetches wait on
-        self.steps = _StepThread()
+        self.steps = _StepThread(on_interrupt)
 
 
 # ------------------------------------------------------------------ queue runners
@@ -170,14 +176,31 @@ def _run_answering_signals(original, runtime):
     def run(self, *args, **kwargs):
         if threading.current_thread() is not threading.main_thread():
             return original(self, *args, **kwargs)  # signals reach the main thread only
+        runtime.interrupted = False  # the program goes on after an interrupted step
         return runtime.state(self).steps.call(original, self, *args, **kwargs)
 
     return run
 
 
-def _run_defining_class():
-    """The class of ``tf.compat.v1.Session``'s ancestry that defines ``run``."""
-    return next(cls for cls in v1.Session.__mro__ if "run" in vars(cls))
+def _close_not_waiting_when_interrupted(original, runtime):
+    def close(self):
+        if not runtime.interrupted:
+            return original(self)
+        # The interrupted step (a py_func that sleeps, a reader's open) may keep
+        # TensorFlow's close waiting (``with Session()`` waits up to 30 s for it
+        # after an exception): let it finish in the background.
+        closer = threading.Thread(target=original, args=(self,), daemon=True,
+                                  name="tf1compat-session-close")
+        closer.start()
+        closer.join(_CLOSE_WAIT_WHEN_INTERRUPTED)
+        return None
+
+    return close
+
+
+def _defining_class(name):
+    """The class of ``tf.compat.v1.Session``'s ancestry that defines method ``name``."""
+    return next(cls for cls in v1.Session.__mro__ if name in vars(cls))
 
 
 # ----------------------------------------------------------------------- sessions
@@ -291,6 +314,7 @@ class QueueRuntime:
 
     def __init__(self, grace_period=10.0):
         self.grace_period = grace_period
+        self.interrupted = False  # a signal ended a main-thread step's wait
         self._states = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.Session, self.InteractiveSession = (
@@ -304,19 +328,25 @@ class QueueRuntime:
         with self._lock:
             state = self._states.get(session)
             if state is None:
-                state = self._states[session] = _SessionState()
+                state = self._states[session] = _SessionState(self._note_interrupt)
                 weakref.finalize(session, state.steps.stop)
             return state
 
+    def _note_interrupt(self):
+        self.interrupted = True
+
     def apply(self, patches):
-        """Make every queue runner report explained errors and every main-thread
-        session run answer signals at once; the changes are recorded in ``patches``."""
+        """Make every queue runner report explained errors, every main-thread session
+        run answer signals at once, and a session closed after such a signal not wait
+        for the interrupted step; the changes are recorded in ``patches``."""
         patches.wrap_method(v1.train.QueueRunner, "create_threads",
                             functools.partial(_create_threads_reporting, runtime=self))
-        patches.wrap_method(_run_defining_class(), "run",
+        patches.wrap_method(_defining_class("run"), "run",
                             functools.partial(_run_answering_signals, runtime=self))
+        patches.wrap_method(_defining_class("close"), "close",
+                            functools.partial(_close_not_waiting_when_interrupted, runtime=self))
 
-    def stop_sessions(self, timeout=1.0):
+    def stop_sessions(self, timeout=0.5):
         """Stop every tracked session's coordinators and close the session (which
         cancels its waiting steps): what an interrupted program leaves. A close that
         TensorFlow cannot finish within ``timeout`` seconds goes on in the background."""
