@@ -375,3 +375,65 @@ def test_write_sharded_resumes_only_a_run_of_the_same_version(tmp_path, monkeypa
         monkeypatch.setattr(sharded, "__version__", version)
         tfrecord.write_sharded(range(3), tmp_path / "t", 2, workers=0, encode=encode)
     assert keys[0] != keys[1] == keys[2]
+
+
+# ------------------------------------------------------------------ without fcntl
+
+NO_FCNTL = """\
+import sys
+
+
+class NoFcntl:
+    \"\"\"As on Windows: there is no fcntl module.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "fcntl":
+            raise ModuleNotFoundError("No module named 'fcntl'", name="fcntl")
+
+
+sys.meta_path.insert(0, NoFcntl())
+"""
+
+WITHOUT_FCNTL = """\
+import os, sys
+from tf1compat import cli, tfrecord
+from tf1compat.convert import write_shards, build_tasks, plan_key
+from tf1compat.convert.staging import Staging
+from tf1compat.records.example import make_example
+
+out = sys.argv[1]
+def encode(i):
+    return make_example({"i": i, "fcntl": int("fcntl" in sys.modules)})
+
+paths = tfrecord.write_sharded(range(100), os.path.join(out, "s.tfrecord"), 2, workers=2,
+                               encode=encode)
+assert [tfrecord.count_records(p) for p in paths] == [50, 50]
+assert cli.main(["verify", *paths]) == 0
+with Staging(out, plan_key("first")):
+    try:
+        Staging(out, plan_key("second")).__enter__()
+    except BlockingIOError:
+        print("refused")
+print("fcntl" in sys.modules)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_the_tf_free_tools_work_without_fcntl(tmp_path):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(NO_FCNTL)    # workers get it too
+    (tmp_path / "out").mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path / "site"), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", WITHOUT_FCNTL, str(tmp_path / "out")],
+                            env=env, capture_output=True, text=True, timeout=100)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == ["refused", "False"]
+    assert result.stderr == ""
+    paths = sorted((tmp_path / "out").glob("*.tfrecord"))
+    expected = [[encode_without_fcntl(i) for i in range(shard, 100, 2)] for shard in range(2)]
+    assert [list(tfrecord.iter_records(p)) for p in paths] == expected   # none saw fcntl
+
+
+def encode_without_fcntl(i):
+    return make_example({"i": i, "fcntl": 0})

@@ -17,9 +17,13 @@ import shutil
 import socket
 import sys
 import time
+import warnings
 from collections import Counter
 
-import filelock
+with warnings.catch_warnings():     # no flock (not Windows either): its soft lock, which
+    warnings.filterwarnings(        # knows dead owners, is what we want; no warning
+        "ignore", "only soft file lock is available", UserWarning)
+    import filelock
 
 from tf1compat.convert.local import LocalRunner
 from tf1compat.convert.plan import read_result, write_json

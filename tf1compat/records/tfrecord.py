@@ -15,7 +15,6 @@ plain files are file offsets.
 
 import contextlib
 import errno
-import fcntl
 import functools
 import io
 import itertools
@@ -32,6 +31,7 @@ import numpy as np
 
 from tf1compat._checks import check_choice, check_path
 from tf1compat.errors import CorruptRecordError, display_path
+from tf1compat.records._files import lock_while_open, name_path, remove_unless_locked
 from tf1compat.records._progress import progress_bar
 
 COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
@@ -503,8 +503,7 @@ class TFRecordWriter:
         self._tmp_path = os.path.join(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
         self._file = open(self._tmp_path, "xb", buffering=_CHUNK)
         self._discard = weakref.finalize(self, _discard, self._file, self._tmp_path)
-        with contextlib.suppress(OSError):  # a file system without locks: nothing is
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # removed either
+        lock_while_open(self._file)
         _remove_stale_temporaries(directory, name, self._tmp_path)
         self._compressor = (zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED,
                                              _WBITS[compression], _ZLIB_MEM_LEVEL)
@@ -519,8 +518,12 @@ class TFRecordWriter:
         record = bytes(record)
         length = _LENGTH.pack(len(record))
         crcs = _CRC.pack(masked_crc32c(length)), _CRC.pack(masked_crc32c(record))
-        for part in (length, crcs[0], record, crcs[1]):
-            self._file.write(self._compressor.compress(part) if self._compressor else part)
+        try:
+            for part in (length, crcs[0], record, crcs[1]):
+                self._file.write(self._compressor.compress(part) if self._compressor else part)
+        except OSError as e:        # a full disk names no file
+            name_path(e, self._final_path)
+            raise
         self.count += 1
 
     def close(self):
@@ -535,7 +538,9 @@ class TFRecordWriter:
             os.replace(self._tmp_path, self._final_path)  # still locked: not stale
             self._discard.detach()
             self._file.close()
-        except BaseException:
+        except BaseException as e:
+            if isinstance(e, OSError):
+                name_path(e, self._final_path)
             self.abort()
             raise
 
@@ -574,9 +579,7 @@ def _remove_stale_temporaries(directory, name, own):
                  and entry.path != own]
     for path in stale:
         try:
-            with open(path, "rb") as file:
-                fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                os.remove(path)
+            remove_unless_locked(path)
         except OSError:  # locked by a live writer, or already gone
             continue
 
