@@ -100,15 +100,53 @@ def test_beam_writes_the_bytes_of_the_local_runner(tmp_path, cifar_source, beam_
 
 
 @pytest.mark.timeout(120)
-def test_failing_task_on_beam_raises_its_error_and_leaves_the_folder(tmp_path):
+@pytest.mark.parametrize("runner", [{"workers": 0}, {"workers": 2}, {"runner": "beam"}],
+                         ids=["in-process", "two-workers", "beam"])
+def test_a_failing_task_names_its_shard_and_input_on_every_runner(tmp_path, runner):
     (tmp_path / "s-0.tfrecord").write_bytes(b"earlier")
     with pytest.raises(CifarFormatError, match="item 13 is bad") as e:
         convert.write_shards([*plan(), *convert.build_tasks(
-            "bad.tfrecord", range(12, 15), to_records, max_part_inputs=5)],
-            tmp_path, key="k", runner="beam")
-    assert (e.value.path, e.value.index) == ("thirteen.bin", 13)
-    assert "item 13 is bad" in str(e.value.__cause__)             # Beam's own error
+            "bad.tfrecord", range(11, 15), to_records, max_part_inputs=2)],
+            tmp_path, key="k", **runner)
+    assert (e.value.path, e.value.index) == ("thirteen.bin", 13)    # its own attributes
+    assert (e.value.task, e.value.input_index, e.value.input) == (
+        "bad.tfrecord.part-00001-of-00002", 0, 13)
+    assert e.value.__notes__ == ["while writing shard task bad.tfrecord.part-00001-of-00002, "
+                                 "input 0 of 2 (13)"]
+    if runner.get("runner") == "beam":
+        assert "while writing shard task bad.tfrecord.part-00001-of-00002" in str(
+            e.value.__cause__)                                  # Beam's own error says so too
     assert files_of(tmp_path) == {"s-0.tfrecord": b"earlier"}
+
+
+@pytest.mark.timeout(120)
+def test_cli_passes_beams_flags_as_beam_users_write_them(tmp_path, cifar_source, capsys):
+    from tf1compat import cli
+    cifar10.convert(cifar_source, tmp_path / "local", workers=1)
+    for out, flags in (("beam", ["--beam-options", "--direct_running_mode=in_memory",
+                                 "--direct_num_workers=1"]),
+                       ("quoted", ["--beam-options=--direct_running_mode=in_memory "
+                                   "--direct_num_workers=1"])):
+        assert cli.main(["convert-cifar10", cifar_source, str(tmp_path / out),
+                         "--runner", "beam", *flags]) == 0
+        assert files_of(tmp_path / out) == files_of(tmp_path / "local")
+    assert "cifar10 -> " in capsys.readouterr().out
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("flag, message", [
+    ("--direct_num_workers=abc", "argument --direct_num_workers: invalid int value: 'abc'"),
+    ("--direct_num_worker=2", "no Beam option is called --direct_num_worker"),
+    ("--runner=NoSuchRunner", "Unexpected pipeline runner: NoSuchRunner. Valid values are ")])
+def test_beams_own_option_errors_are_one_line_and_exit_2(tmp_path, cifar_source, capsys,
+                                                         flag, message):
+    from tf1compat import cli
+    assert cli.main(["convert-cifar10", cifar_source, str(tmp_path / "out"), "--runner",
+                     "beam", "--beam-options", flag]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"tf1compat convert-cifar10: error: beam_options: {message}")
+    assert err.count("\n") == 1 and out == ""
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.timeout(120)

@@ -119,6 +119,101 @@ def test_not_an_image_is_named_and_nothing_written(photos, tmp_path):
     assert files_of(out) == {"flowers_train_00000-of-00001.tfrecord": b"earlier run"}
 
 
+def cut(data, fraction=0.6):
+    return data[:int(len(data) * fraction)]
+
+
+def test_cut_off_images_are_named_with_their_shard_and_nothing_written(photos, tmp_path,
+                                                                        capsys):
+    folder, expected = photos
+    jpeg, png = (expected[f"roses/{i}.{kind}"][0] for i, kind in ((0, "jpeg"), (1, "png")))
+    (folder / "roses" / "cut.jpg").write_bytes(cut(jpeg))
+    out = tmp_path / "out"
+    assert cli.main(["convert-images", str(folder), str(out), "--name", "f",
+                     "--validation-fraction", "0", "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tf1compat convert-images: error: {folder}/roses/cut.jpg: a JPEG "
+                          f"image cut off at byte {len(cut(jpeg))} (no end-of-image marker "
+                          "after its scan); expected a JPEG, PNG or BMP image (while writing "
+                          "shard task f_train_00000-of-00001.tfrecord, input ")
+    assert err.endswith("('roses/cut.jpg', 1)))\n") and err.count("\n") == 1
+    assert os.listdir(out) == []
+    (folder / "roses" / "cut.png").write_bytes(cut(png))
+    assert cli.main(["convert-images", str(folder), str(out), "--name", "f",
+                     "--on-error", "skip", "--workers", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "skipped 2 file(s):\n" in printed
+    assert (f"\n  roses/cut.jpg (a JPEG image cut off at byte {len(cut(jpeg))} (no "
+            "end-of-image marker after its scan))") in printed
+    assert (f"\n  roses/cut.png (a PNG image cut off at byte {len(cut(png))} (no IEND "
+            "chunk))") in printed
+    assert sorted(read_output(out)) == sorted(expected)
+
+
+def test_empty_class_folders_are_refused_naming_them(photos, tmp_path):
+    folder, _ = photos
+    (folder / "zinnias" / "deep").mkdir(parents=True)
+    (folder / "asters").mkdir()
+    (folder / "asters" / ".DS_Store").write_bytes(b"\0")
+    with pytest.raises(PipelineConfigError, match=r"class folder\(s\) \['asters', 'zinnias'\] "
+                                                  "hold no files") as e:
+        tc.imagefolder.convert(folder, tmp_path / "out", name="f")
+    assert (e.value.argument, e.value.path) == ("source_dir", str(folder / "asters"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_output_inside_the_source_through_a_link_is_refused(photos, tmp_path):
+    folder, _ = photos
+    (tmp_path / "link").symlink_to(folder / "roses")
+    with pytest.raises(PipelineConfigError, match=f"resolves to '{folder}/roses/out', which "
+                                                  "is inside source_dir") as e:
+        tc.imagefolder.convert(folder, tmp_path / "link" / "out", name="f")
+    assert e.value.argument == "output_dir"
+    assert sorted(os.listdir(folder / "roses")) == sorted(
+        p.name for p in (folder / "roses").iterdir())      # nothing created
+    assert not (folder / "roses" / "out").exists()
+
+
+def test_a_dangling_link_is_named_or_skipped(photos, tmp_path):
+    folder, expected = photos
+    (folder / "daisy" / "gone.jpg").symlink_to(tmp_path / "nowhere.jpg")
+    with pytest.raises(ImageFormatError, match=f"daisy/gone.jpg: dangling symbolic link to "
+                                               f"'{tmp_path}/nowhere.jpg'") as e:
+        tc.imagefolder.convert(folder, tmp_path / "out", name="f", workers=1)
+    assert e.value.task in ("f_train_00000-of-00001.tfrecord",
+                            "f_validation_00000-of-00001.tfrecord")
+    assert e.value.input == ("daisy/gone.jpg", 0)
+    summary = tc.imagefolder.convert(folder, tmp_path / "out", name="f", on_error="skip")
+    assert [s.reference for s in summary.skipped] == ["daisy/gone.jpg"]
+    assert sorted(read_output(tmp_path / "out")) == sorted(expected)
+
+
+DISK_FULL = """\
+import resource, signal, sys
+from tf1compat import cli
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)      # over the limit: EFBIG, as a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_full_disk_is_one_line_naming_the_file_and_leaves_nothing(photos, tmp_path,
+                                                                      workers):
+    folder, _ = photos
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-c", DISK_FULL, "convert-images", str(folder), str(out), "--name",
+         "f", "--workers", workers], capture_output=True, text=True, timeout=100)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"tf1compat convert-images: error: [Errno 27] File too "
+                                     f"large: '{out}/{STAGING_PREFIX}"), result.stderr
+    assert "(while writing shard task f_" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert os.listdir(out) == []
+
+
 def test_on_error_skip_lists_the_files_left_out(photos, tmp_path, capsys):
     folder, expected = photos
     (folder / "tulips" / "notes.txt").write_text("not a picture")
@@ -350,6 +445,25 @@ def test_an_os2_bmp_is_refused_naming_the_file(photos, tmp_path):
 def test_header_refusals_say_what_the_file_is(make, reason):
     with pytest.raises(ValueError, match=reason):
         read_image_header(make())
+
+
+@pytest.mark.tf
+def test_what_is_refused_as_cut_off_or_damaged_tensorflow_cannot_decode(rng):
+    from tf1compat._tf import tf
+    kinds = [("JPEG", "RGB", {}), ("JPEG", "RGB", {"progressive": True}), ("PNG", "RGB", {}),
+             ("BMP", "RGB", {})]
+    damaged = []
+    for kind in kinds:
+        data = encode_kind(rng, *kind)
+        damaged += [(cut(data, fraction), "cut off") for fraction in (0.6, 0.95, 0.999)]
+    png = bytearray(encode_kind(rng, "PNG", "RGB", {}))
+    png[len(png) // 2] ^= 0xFF
+    damaged.append((bytes(png), "CRC mismatch"))
+    for data, reason in damaged:
+        with pytest.raises(ValueError, match=reason):
+            read_image_header(data)
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.io.decode_image(data, channels=3)
 
 
 def test_grey_palette_bmp_is_taken():

@@ -278,9 +278,10 @@ def _add_convert_cifar10(subparsers):
 def _add_runner_arguments(p):
     p.add_argument("--runner", choices=("local", "beam"), default="local",
                    help="local worker processes (default) or Apache Beam (tf1compat[beam])")
-    p.add_argument("--beam-options", default=None, metavar="FLAGS",
-                   help="Beam's own flags for --runner beam, as one string: "
-                        "--beam-options='--runner=FlinkRunner --flink_master=HOST:8081'")
+    p.add_argument("--beam-options", nargs=argparse.REMAINDER, default=None, metavar="FLAG",
+                   help="last: Beam's own flags for --runner beam, as Beam users write "
+                        "them: --beam-options --runner=FlinkRunner --flink_master=HOST:8081 "
+                        "(or as one quoted string)")
     p.add_argument("--wait", action="store_true",
                    help="when another conversion is writing into OUTPUT_DIR, wait for it "
                         "to end (default: stop, naming it)")
@@ -289,7 +290,9 @@ def _add_runner_arguments(p):
 
 def _runner_kwargs(args):
     import shlex
-    options = shlex.split(args.beam_options) if args.beam_options is not None else None
+    options = args.beam_options
+    if options is not None and len(options) == 1 and " --" in options[0]:
+        options = shlex.split(options[0])          # the flags as one quoted string
     return {"runner": args.runner, "beam_options": options, "wait": args.wait,
             "quiet": args.quiet}
 
@@ -298,10 +301,16 @@ def _run_converter(command, convert, *args, **kwargs):
     """Run a converter and print its summary; exit 2 naming the problem when the input
     or setup is bad (a missing engine here; bad input and system errors as every
     command, in main)."""
+    from tf1compat.errors import Tf1CompatError
     try:
         summary = convert(*args, **kwargs)
     except ImportError as e:    # runner="beam" without the tf1compat[beam] extra
         print(f"tf1compat {command}: error: {e}", file=sys.stderr)
+        return 2
+    except (Tf1CompatError, OSError) as e:      # with the shard task it happened in
+        where = "; ".join(getattr(e, "__notes__", ()))
+        print(f"tf1compat {command}: error: {e}{f' ({where})' if where else ''}",
+              file=sys.stderr)
         return 2
     print(summary)
     return 0

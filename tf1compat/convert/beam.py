@@ -9,16 +9,19 @@ or a shared mount on a cluster): the shards are written there by ``os`` calls.
 """
 
 import contextlib
+import io
 import os
 import pickle
 
 import cloudpickle
 
 from tf1compat.convert.plan import ShardTask, write_shard
+from tf1compat.errors import PipelineConfigError
 
 try:
     import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+    from apache_beam.runners.runner import create_runner
 except ImportError as e:
     raise ModuleNotFoundError(
         f"the Beam runner needs Apache Beam, which is the tf1compat[beam] extra: "
@@ -77,11 +80,35 @@ class WriteShards(beam.PTransform):
 
 
 def pipeline_options(beam_options):
-    """Beam's PipelineOptions from command-line style flags, with our default runner."""
+    """Beam's PipelineOptions from command-line style flags, with our default runner.
+
+    What Beam would refuse later or not at all is a PipelineConfigError naming it now:
+    a bad value (Beam's parser would print its usage and exit), a flag no Beam option
+    has (Beam would drop it with a warning), an unknown runner."""
     flags = list(beam_options or ())
     if not any(flag == "--runner" or flag.startswith("--runner=") for flag in flags):
         flags.insert(0, DEFAULT_RUNNER)
-    return PipelineOptions(flags)
+    options = PipelineOptions(flags)
+    usage = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(usage):
+            parsed = options.get_all_options(retain_unknown_options=True)
+    except SystemExit:
+        _refuse(usage.getvalue().strip().splitlines()[-1].partition("error: ")[2])
+    known = PipelineOptions([]).get_all_options(retain_unknown_options=True)
+    unknown = sorted(f"--{name}" for name in set(parsed) - set(known))
+    if unknown:
+        _refuse(f"no Beam option is called {', '.join(unknown)}")
+    try:
+        create_runner(options.view_as(StandardOptions).runner)
+    except ValueError as e:
+        _refuse(str(e))
+    return options
+
+
+def _refuse(reason):
+    raise PipelineConfigError(f"beam_options: {reason}", argument="beam_options",
+                              expected="Beam's own flags, e.g. --runner=FlinkRunner")
 
 
 def run_tasks(tasks, directory, beam_options):
@@ -90,8 +117,9 @@ def run_tasks(tasks, directory, beam_options):
     for task in tasks:       # a killed run's failures: not this run's to raise
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(directory, task.file_name + _ERROR_SUFFIX))
+    options = pipeline_options(beam_options)
     try:
-        with beam.Pipeline(options=pipeline_options(beam_options)) as pipeline:
+        with beam.Pipeline(options=options) as pipeline:
             _ = (pipeline | "tasks" >> beam.Create(list(tasks))
                  | "write" >> WriteShards(directory))
     except Exception as e:

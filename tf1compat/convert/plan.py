@@ -102,20 +102,42 @@ def build_tasks(name, inputs, to_records, *, max_part_inputs, compression=None):
 def write_shard(task, directory, progress=None):
     """Write ``task``'s records to ``directory/task.file_name`` (a temporary name first,
     renamed when complete) and record the result beside it; returns the ShardResult.
-    ``progress(n)`` is called after each input."""
+    ``progress(n)`` is called after each input.
+
+    An error keeps its type and gains where it happened: attributes ``task`` (the
+    shard's file name), ``input_index`` and ``input`` (the input's reference; None
+    after the last input, e.g. a full disk at the end), and a note saying so."""
     path = os.path.join(directory, task.file_name)
     skipped = []
-    with TFRecordWriter(path, task.compression) as writer:
-        for record in task.to_records(task.inputs):
-            if isinstance(record, SkippedInput):
-                skipped.append(record)
-            else:
-                writer.write(record)
-            if progress is not None:
-                progress(1)
+    done = 0        # inputs of the task handled
+    try:
+        with TFRecordWriter(path, task.compression) as writer:
+            for record in task.to_records(task.inputs):
+                if isinstance(record, SkippedInput):
+                    skipped.append(record)
+                else:
+                    writer.write(record)
+                done += 1
+                if progress is not None:
+                    progress(1)
+    except Exception as e:
+        _add_task_context(e, task, done)
+        raise
     result = ShardResult(task.file_name, writer.count, os.path.getsize(path), tuple(skipped))
     save_result(directory, result)
     return result
+
+
+def _add_task_context(error, task, done):
+    """Give ``error`` the task and the input it was on (see :func:`write_shard`)."""
+    if getattr(error, "task", None) is not None:
+        return                                  # a nested write_shard said it first
+    reference = task.inputs[done] if done < len(task.inputs) else None
+    error.task, error.input_index, error.input = task.file_name, done, reference
+    where = (f"input {done} of {len(task.inputs)} ({_short_repr(reference)})"
+             if reference is not None else f"after its {len(task.inputs)} inputs")
+    if hasattr(error, "add_note"):              # Python 3.11+: shown in tracebacks
+        error.add_note(f"while writing shard task {task.file_name}, {where}")
 
 
 def save_result(directory, result):

@@ -20,7 +20,7 @@ class BeamRunner:
     (``["--runner=FlinkRunner", "--flink_master=..."]``); without ``--runner`` the
     pipeline runs in this process on Beam's FnApiRunner, with
     ``--direct_running_mode=multi_processing --direct_num_workers=N`` in N processes.
-    Beam is imported when the runner runs, not before.
+    Beam is imported when the runner is made (and the flags checked then), not before.
     """
 
     def __init__(self, beam_options=None):
@@ -31,9 +31,11 @@ class BeamRunner:
                 f"got {beam_options!r}", argument="beam_options",
                 expected="a list of str")
         self.beam_options = list(beam_options or ())
+        from tf1compat.convert import beam  # the optional extra, only when asked for
+        beam.pipeline_options(self.beam_options)    # refused now, before any work
 
     def __call__(self, tasks, directory, progress=None):
-        from tf1compat.convert import beam  # the optional extra, only when asked for
+        from tf1compat.convert import beam
         beam.run_tasks(tasks, directory, self.beam_options)
 
 

@@ -67,16 +67,28 @@ def _list_classes(source_dir):
             expected="one subfolder per class")
     files = []
     for label, name in enumerate(classes):
-        for root, folders, names in os.walk(os.path.join(source_dir, name)):
+        for root, folders, names in os.walk(os.path.join(source_dir, name), onerror=_raise):
             folders[:] = sorted(f for f in folders if not f.startswith("."))
             for file_name in sorted(names):
                 path = os.path.join(root, file_name)
-                if file_name.startswith(".") or not os.path.isfile(path):
+                dangling = os.path.islink(path) and not os.path.exists(path)
+                if file_name.startswith(".") or not (os.path.isfile(path) or dangling):
                     continue
-                stat = os.stat(path)
+                stat = os.lstat(path) if dangling else os.stat(path)
                 relative = os.path.relpath(path, source_dir).replace(os.sep, "/")
                 files.append((relative, label, stat.st_size, stat.st_mtime_ns))
+    empty = sorted(set(classes) - {classes[file[1]] for file in files})
+    if empty:
+        raise PipelineConfigError(
+            f"source_dir {source_dir!r}: class folder(s) {empty} hold no files; add their "
+            "images or remove them (each class folder is a label)", argument="source_dir",
+            path=os.path.join(source_dir, empty[0]), expected="image files in every class folder")
     return classes, files
+
+
+def _raise(error):
+    """os.walk's onerror: a folder that cannot be listed stops the conversion."""
+    raise error
 
 
 def _split(files, validation_fraction, seed):
@@ -122,7 +134,7 @@ def _iter_examples(inputs, *, source_dir, on_error):
                 data = f.read()
             image_format, height, width = read_image_header(data)
         except (OSError, ValueError) as e:
-            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            reason = _unreadable(path, e) if isinstance(e, OSError) else str(e)
             if on_error == "skip":
                 yield SkippedInput(relative, reason)
                 continue
@@ -131,6 +143,13 @@ def _iter_examples(inputs, *, source_dir, on_error):
         yield make_example({"image/encoded": data, "image/format": image_format,
                             "image/class/label": label, "image/height": height,
                             "image/width": width, "image/filename": os.fsencode(relative)})
+
+
+def _unreadable(path, error):
+    """Why the file at ``path`` cannot be read."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return f"dangling symbolic link to {os.readlink(path)!r}"
+    return error.strerror or str(error)
 
 
 def _make_plan(splits, name, num_shards, source_dir, on_error):
@@ -156,8 +175,11 @@ def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shar
 
     if not os.path.isdir(source_dir):
         refuse("source_dir", f"{source_dir!r} is not a directory", "a folder of class folders")
-    if output_dir == source_dir or output_dir.startswith(source_dir + os.sep):
-        refuse("output_dir", f"{output_dir!r} is inside source_dir {source_dir!r}",
+    real_output, real_source = os.path.realpath(output_dir), os.path.realpath(source_dir)
+    if real_output == real_source or real_output.startswith(real_source + os.sep):
+        inside = "is" if real_output == output_dir and real_source == source_dir else \
+            f"resolves to {real_output!r}, which is"
+        refuse("output_dir", f"{output_dir!r} {inside} inside source_dir {source_dir!r}",
                "a folder outside the source")
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         refuse("output_dir", f"{output_dir!r} is a file", "a directory (created if missing)")
@@ -189,9 +211,12 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     adding files moves at most one other; each split is in a seeded shuffled order,
     in ``num_shards`` shards (default: about 128 MiB of images each).
 
-    A file that is not a JPEG, PNG or BMP slim can decode raises
-    :class:`~tf1compat.errors.ImageFormatError` naming it, and nothing is written;
-    with ``on_error="skip"`` it is left out and listed in the summary. ``runner``,
+    A file that is not a JPEG, PNG or BMP slim can decode, is cut off or damaged where
+    that is cheap to see (a JPEG without its end-of-image marker, a PNG whose chunks
+    and CRCs do not run whole to IEND, a BMP short of its pixel rows) or cannot be read
+    (a dangling link) raises :class:`~tf1compat.errors.ImageFormatError` naming it,
+    and nothing is written; with ``on_error="skip"`` it is left out and listed in the
+    summary. A class folder without files is refused, naming it. ``runner``,
     ``workers`` and ``beam_options`` as in :func:`tf1compat.cifar10.convert`; all or
     nothing, resumed after a kill, the same bytes for every runner; earlier outputs of
     ``name`` (another shard count) are replaced. Another live conversion into

@@ -1,12 +1,17 @@
-"""Format, height and width of an encoded image from its header, without decoding pixels.
+"""Format, height and width of an encoded image from its header, without decoding pixels,
+and whether the file is whole.
 
 Only what slim's ``Image`` handler decodes to one ``[height, width, 3]`` image is taken
 (``tf.image.decode_image`` / ``decode_jpeg``): JPEG (baseline, extended or progressive),
 PNG, and BMP of 8 (grey), 24 or 32 bits. GIF and WebP decode to animations
 (``[frames, h, w, c]``), TIFF and OS/2 BMP not at all; each gets a reason naming it.
+A file cut off or damaged where it is cheap to see is refused too, as TensorFlow's
+decoders refuse it: a JPEG without its end-of-image marker after the scan, a PNG whose
+chunks do not run whole, CRCs checked, to IEND, a BMP shorter than its pixel rows.
 """
 
 import struct
+import zlib
 
 SUPPORTED = "a JPEG, PNG or BMP image"
 
@@ -28,7 +33,9 @@ def read_image_header(data):
     if not data:
         raise ValueError("empty file")
     if data.startswith(_PNG_SIGNATURE):
-        return ("png", *_png_size(data))
+        size = _png_size(data)
+        _check_png_chunks(data)
+        return ("png", *size)
     if data.startswith(b"\xff\xd8\xff"):
         return ("jpeg", *_jpeg_size(data))
     if data.startswith(b"BM"):
@@ -49,9 +56,30 @@ def _png_size(data):
     return _checked(height, width, "PNG")
 
 
+def _check_png_chunks(data):
+    """Walk the chunks to IEND, checking each one's CRC (as libpng does)."""
+    i = len(_PNG_SIGNATURE)
+    while i + 12 <= len(data):
+        (length,) = struct.unpack(">I", data[i:i + 4])
+        tag = data[i + 4:i + 8]
+        end = i + 8 + length
+        if end + 4 > len(data):
+            break
+        (stored,) = struct.unpack(">I", data[end:end + 4])
+        if zlib.crc32(data[i + 4:end]) != stored:
+            raise ValueError(f"a PNG image whose {tag.decode('latin-1')!r} chunk at byte {i} "
+                             "is damaged (CRC mismatch)")
+        if tag == b"IEND":
+            return
+        i = end + 4
+    raise ValueError(f"a PNG image cut off at byte {len(data)} (no IEND chunk)")
+
+
 def _jpeg_size(data):
-    """Walk the JPEG segments to the frame header (SOFn)."""
+    """Walk the JPEG segments to the frame header (SOFn), then check the end-of-image
+    marker follows the first scan (entropy-coded data never holds one)."""
     i = 2
+    size = None
     while i + 4 <= len(data):
         if data[i] != 0xFF:
             raise ValueError(f"a JPEG image with a broken segment at byte {i}")
@@ -68,13 +96,15 @@ def _jpeg_size(data):
         if marker in _JPEG_OTHER_FRAMES:
             raise ValueError(f"a {_JPEG_OTHER_FRAMES[marker]} JPEG (SOF{marker - 0xC0}), "
                              "which TensorFlow does not decode")
-        if marker in _JPEG_FRAMES:
-            if i + 9 > len(data):
-                break
-            height, width = struct.unpack(">HH", data[i + 5:i + 9])
-            return _checked(height, width, "JPEG")
+        if marker in _JPEG_FRAMES and i + 9 <= len(data):
+            size = _checked(*struct.unpack(">HH", data[i + 5:i + 9]), "JPEG")
         i += 2 + length
-    raise ValueError("a JPEG image without a frame header (cut off?)")
+    if size is None:
+        raise ValueError("a JPEG image without a frame header (cut off?)")
+    if data.find(b"\xff\xd9", i) < 0:
+        raise ValueError(f"a JPEG image cut off at byte {len(data)} (no end-of-image "
+                         "marker after its scan)")
+    return size
 
 
 def _bmp_size(data):
@@ -97,7 +127,13 @@ def _bmp_size(data):
     if bits == 8 and not _grey_palette(data[start:start + (colors or 256) * 4]):
         raise ValueError("an 8-bit BMP with a colour palette, which TensorFlow would "
                          "decode as grey levels")
-    return _checked(abs(height), width, "BMP")
+    height, width = _checked(abs(height), width, "BMP")
+    (pixels_start,) = struct.unpack("<I", data[10:14])
+    needed = pixels_start + (bits * width + 31) // 32 * 4 * height
+    if len(data) < needed:
+        raise ValueError(f"a BMP image cut off at byte {len(data)} (its pixel rows need "
+                         f"{needed} bytes)")
+    return height, width
 
 
 def _grey_palette(palette):
