@@ -1,0 +1,103 @@
+"""The version sets scripts/_venv.sh installs with `pip install -c FILE`.
+
+    python scripts/constraints.py freeze        rewrite constraints.txt from this environment
+    python scripts/constraints.py lowest FILE   write the lowest versions of setup.cfg's ranges
+
+`freeze` runs in the environment the suite passed in: it writes the installed version of
+everything the extras in EXTRAS pull in, so CI tests that exact set. `lowest` runs before
+anything is installed (standard library only): each requirement's lower bound, for
+tf1compat's own requirements and the runtime extras; the tools of the `test` and `docs`
+extras keep their constraints.txt pins, so a lint rule or a plugin release cannot fail the
+lowest run.
+"""
+
+import configparser
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CONSTRAINTS = ROOT / "constraints.txt"
+EXTRAS = ("cpu", "beam", "test", "docs", "bench")
+RUNTIME_EXTRAS = ("cpu", "beam", "bench")
+LOWER_BOUND = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*(?:[^,;]*,)*?\s*>=\s*([^,;\s]+)")
+
+
+def normalize(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_lines(extras):
+    """The requirement lines of install_requires and of `extras`, as setup.cfg says."""
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    sections = [config["options"]["install_requires"]]
+    sections += [config["options.extras_require"][extra] for extra in extras]
+    return [line.strip() for section in sections for line in section.splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def write_lowest(path):
+    """Constraints pinning each runtime requirement to its lower bound."""
+    pins = {}
+    for line in declared_lines(RUNTIME_EXTRAS):
+        match = LOWER_BOUND.match(line)
+        if not match:
+            raise SystemExit(f"setup.cfg: {line!r} has no lower bound (>=) to test")
+        pins[normalize(match.group(1))] = match.group(2)
+    tools = {normalize(re.split(r"[\[<>=!~;\s]", line, maxsplit=1)[0])
+             for line in declared_lines(("test", "docs"))}
+    for line in CONSTRAINTS.read_text(encoding="utf-8").splitlines():
+        name, _, version = line.partition("==")
+        if normalize(name) in tools and normalize(name) not in pins:
+            pins[normalize(name)] = version
+    text = "".join(f"{name}=={version}\n" for name, version in sorted(pins.items()))
+    pathlib.Path(path).write_text(text, encoding="utf-8")
+
+
+def installed_closure(lines):
+    """Every distribution the requirement `lines` need, with its installed version."""
+    from importlib import metadata
+
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+
+    found, pending = {}, [Requirement(line) for line in lines]
+    while pending:
+        requirement = pending.pop()
+        dist = metadata.distribution(requirement.name)
+        key = normalize(dist.metadata["Name"])
+        extras = frozenset(requirement.extras)
+        if key in found and extras <= found[key][1]:
+            continue
+        found[key] = (dist.version, found.get(key, (None, frozenset()))[1] | extras)
+        for text in dist.requires or []:
+            needed = Requirement(text)
+            environment = default_environment()
+            if needed.marker is None or any(
+                    needed.marker.evaluate({**environment, "extra": extra})
+                    for extra in ("", *found[key][1])):
+                pending.append(needed)
+    return {key: version for key, (version, _) in found.items()}
+
+
+def write_frozen():
+    versions = installed_closure(declared_lines(EXTRAS))
+    header = (f"# The exact set scripts/test and CI install (extras {','.join(EXTRAS)}),\n"
+              f"# written by `python scripts/constraints.py freeze` on Python "
+              f"{sys.version_info.major}.{sys.version_info.minor}.\n")
+    lines = "".join(f"{name}=={version}\n" for name, version in sorted(versions.items()))
+    CONSTRAINTS.write_text(header + lines, encoding="utf-8")
+
+
+def main(argv):
+    if argv[:1] == ["freeze"] and len(argv) == 1:
+        write_frozen()
+    elif argv[:1] == ["lowest"] and len(argv) == 2:
+        write_lowest(argv[1])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
