@@ -1,6 +1,6 @@
 """Known differences between TF1 queue pipelines and tf.data, each demonstrated.
 
-README.md's "Known differences" section cites these tests by name: every claim
+docs/tf-data.md's "Known differences" section cites these tests by name: every claim
 there is one of the assertions below.
 """
 

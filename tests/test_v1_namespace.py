@@ -203,14 +203,14 @@ def test_install_gives_code_without_a_file_tf1_idempotently():
                                           "False tf1compat.pipeline.queues", "[0, 1, 2, 3, 4]"]
 
 
-def test_readme_contrib_tables_match_the_entries():
+def test_docs_contrib_tables_match_the_entries():
     import pathlib
     import re
 
     from tf1compat.v1.contrib import CONTRIB
-    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme[readme.index("### `tf.contrib` in run mode"):
-                     readme.index("### Classic programs")]
+    page = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "run-mode.md").read_text()
+    section = page[page.index("## `tf.contrib` in run mode"):
+                   page.index("## Classic programs")]
     rows = [[cell.strip() for cell in row.split(" | ")]
             for row in re.findall(r"^\| `(.+) \|$", section, re.MULTILINE)
             if not row.startswith("tf.contrib.`")]  # the headers
