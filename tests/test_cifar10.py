@@ -132,7 +132,7 @@ def test_label_10_in_cifar10_names_the_record(source):
             cifar10.convert(source, source + "-out", num_shards=shards, workers=workers,
                             quiet=True)
         assert (e.value.path, e.value.index) == (path, 5)   # from a worker, whole
-        assert os.listdir(source + "-out") == []
+        assert not os.path.exists(source + "-out")
 
 
 def test_unknown_label_bytes_lists_the_choices(source):
@@ -207,7 +207,7 @@ def test_convert_missing_test_batch(source, tmp_path):
         cifar10.convert(source, tmp_path / "out", workers=1, quiet=True)
     assert e.value.path == os.path.join(source, "test_batch.bin")
     assert "test_batch.bin" in e.value.expected
-    assert os.listdir(tmp_path / "out") == []
+    assert not (tmp_path / "out").exists()
 
 
 def test_convert_output_dir_that_is_a_file(source, tmp_path):
@@ -243,7 +243,7 @@ def test_interrupted_convert_leaves_nothing_then_reruns_then_skips(
     monkeypatch.setattr(cifar10._convert, "make_example", failing)
     with pytest.raises(type(error)):
         cifar10.convert(source, out, workers=1, quiet=True)
-    assert os.listdir(out) == []                    # no output, no temporary left
+    assert not out.exists()                       # no output, no temporary left
     monkeypatch.setattr(cifar10._convert, "make_example", encode)
     first = cifar10.convert(source, out, workers=1, quiet=True)
     assert not first.skipped and first.counts == {"train": 40, "test": 12}
@@ -506,7 +506,7 @@ def test_cli_convert_cifar10_truncated_archive(tmp_path, capsys):
     assert cli.main(["convert-cifar10", archive, str(tmp_path / "out"), "--workers", "1"]) == 2
     err = capsys.readouterr().err
     assert f"{archive}: cannot extract" in err and "Traceback" not in err
-    assert os.listdir(tmp_path / "out") == []
+    assert not (tmp_path / "out").exists()
 
 
 def test_cli_convert_cifar10_names_file_that_is_not_utf8(source, tmp_path, capsys):

@@ -437,3 +437,19 @@ def test_the_tf_free_tools_work_without_fcntl(tmp_path):
 
 def encode_without_fcntl(i):
     return make_example({"i": i, "fcntl": 0})
+
+
+def test_write_sharded_creates_a_missing_folder_and_a_failure_removes_it(tmp_path):
+    paths = tfrecord.write_sharded([b"a", b"b", b"c"], tmp_path / "new" / "deep" / "t", 2)
+    assert [list(tfrecord.iter_records(p)) for p in paths] == [[b"a", b"c"], [b"b"]]
+    with pytest.raises(TypeError, match="item 1 is int"):
+        tfrecord.write_sharded([b"a", 1], tmp_path / "other" / "t", 2)
+    assert listing(tmp_path) == ["new"]
+
+
+def test_one_conversion_per_folder_also_through_a_link(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "out")
+    with Staging(tmp_path / "link", plan_key("first"), what="cifar10.convert"):
+        with pytest.raises(BlockingIOError, match=r"\(cifar10.convert, pid "):
+            Staging(tmp_path / "out", plan_key("second")).__enter__()

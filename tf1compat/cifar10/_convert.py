@@ -277,13 +277,12 @@ def _check_convert_arguments(image_format, num_shards):
     check_positive_int(None, "num_shards", num_shards)
 
 
-def _prepare_output_dir(output_dir):
+def _checked_output_dir(output_dir):
     output_dir = os.path.abspath(os.fspath(output_dir))
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise PipelineConfigError(
             f"output_dir {output_dir!r} is a file; expected a directory (created if missing)",
             argument="output_dir", path=output_dir, expected="a directory")
-    os.makedirs(output_dir, exist_ok=True)
     return output_dir
 
 
@@ -321,7 +320,7 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     _check_convert_arguments(image_format, num_shards)
     runner = build_runner(runner, workers, beam_options)     # it checks workers
     source = _check_source(source)
-    output_dir = _prepare_output_dir(output_dir)
+    output_dir = _checked_output_dir(output_dir)
     start = time.perf_counter()
     key = plan_key("cifar10.convert", __version__, _source_identity(source), image_format,
                    num_shards)

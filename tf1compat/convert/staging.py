@@ -112,16 +112,17 @@ def _concatenate(sources, target):
 class Staging:
     """The hidden folder ``output_dir/.tf1compat-staging-<key>`` of one conversion.
 
-    Entering it locks it (creating it, or reusing what a killed run of the same plan
-    left) and clears the staging folders of dead runs (finishing their commit if they
-    were in one). While another live conversion writes into ``output_dir``, whatever
-    its plan, entering raises ``BlockingIOError`` naming it, or with ``wait=True``
-    waits for it to end. ``what`` describes this run to a second one.
-    :meth:`write` runs the tasks not already completed; :meth:`commit` moves the
-    shards and extra files into ``output_dir``. Leaving the block removes the folder,
-    so without a commit (an exception, Ctrl-C) ``output_dir`` is as it was; only a run
-    killed outright (or a commit failing midway) leaves it behind, for the next run to
-    reuse, clear (or finish).
+    Entering it locks it (creating it and ``output_dir`` if missing, or reusing what a
+    killed run of the same plan left) and clears the staging folders of dead runs
+    (finishing their commit if they were in one). While another live conversion
+    writes into ``output_dir``, whatever its plan, entering raises ``BlockingIOError``
+    naming it, or with ``wait=True`` waits for it to end. ``what`` describes this run
+    to a second one. :meth:`write` runs the tasks not already completed;
+    :meth:`commit` moves the shards and extra files into ``output_dir``. Leaving the
+    block removes the folder, so without a commit (an exception, Ctrl-C) ``output_dir``
+    is as it was (gone, if this run created it); only a run killed outright (or a
+    commit failing midway) leaves it behind, for the next run to reuse, clear (or
+    finish).
     """
 
     def __init__(self, output_dir, key, *, wait=False, what="a conversion"):
@@ -130,18 +131,31 @@ class Staging:
         self.wait = wait
         self.what = what
         self._lock = None
+        self._created_output = False    # the output folder is ours to remove if unused
+        self._committed = False
 
     def __enter__(self):
-        while True:
-            try:
-                self._enter_once()
-                return self
-            except FileNotFoundError:   # a dead-looking folder of ours, cleared by a twin
-                continue
-            except BlockingIOError:
-                if not self.wait:
-                    raise
-            time.sleep(_WAIT_SECONDS * random.uniform(0.5, 1.5))   # apart from a twin
+        self._created_output = not os.path.isdir(self.output_dir)
+        try:
+            while True:
+                try:
+                    self._enter_once()
+                    return self
+                except FileNotFoundError:   # a dead-looking folder of ours, cleared by a twin
+                    continue
+                except BlockingIOError:
+                    if not self.wait:
+                        raise
+                time.sleep(_WAIT_SECONDS * random.uniform(0.5, 1.5))   # apart from a twin
+        except BaseException:
+            self._remove_unused_output()
+            raise
+
+    def _remove_unused_output(self):
+        """Remove the output folder if this run created it and it stayed empty."""
+        if self._created_output and not self._committed:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.output_dir)
 
     def _enter_once(self):
         existed = os.path.isdir(self.path)
@@ -178,6 +192,7 @@ class Staging:
                 shutil.rmtree(self.path, ignore_errors=True)
         finally:
             self._unlock()
+        self._remove_unused_output()
 
     def _unlock(self):
         if self._lock is not None:
@@ -234,4 +249,5 @@ class Staging:
                  for path in glob.glob(os.path.join(glob.escape(self.output_dir), pattern))}
         write_json(os.path.join(self.path, _JOURNAL),
                    {"move": moves, "remove": sorted(found - set(moves))})
+        self._committed = True
         _roll_forward(self.path)

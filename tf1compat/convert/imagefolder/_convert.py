@@ -236,7 +236,6 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     listing = hashlib.sha256(repr(files).encode("utf-8", "surrogateescape")).hexdigest()
     key = plan_key("imagefolder.convert", __version__, source_dir, listing, name,
                    validation_fraction, num_shards, seed, on_error)
-    os.makedirs(output_dir, exist_ok=True)
     results = write_shards(
         Plan(tasks, {"labels.txt": labels_file_text(classes)}, _stale_patterns(name)),
         output_dir, key=key, runner=runner, wait=wait, quiet=quiet, unit="img",
