@@ -27,7 +27,7 @@ def tf1():
 
 def test_tensorflow_is_compat_v1_with_the_queue_api_and_run_mode_sessions(tf1):
     assert tf1.app is v1.app and tf1.flags is v1.flags and tf1.python_io is v1.python_io
-    assert tf1.placeholder is v1.placeholder and tf1.__version__ == tf.__version__
+    assert tf1.placeholder.__wrapped__ is v1.placeholder and tf1.nn is v1.nn
     # v1's API modules, not TensorFlow's internal packages of the same names
     assert tf1.summary is v1.summary and tf1.distribute is v1.distribute
     assert tf1.lite is v1.lite
@@ -104,10 +104,41 @@ def test_unsupported_names_import_and_raise_when_called_naming_the_alternative(t
 
     with pytest.raises(UnsupportedTF1Error, match="LayerNormBasicLSTMCell"):
         MyCell()
-    with pytest.raises(UnsupportedTF1Error, match=r"tf\.contrib\.learn\.datasets\.mnist\.load"):
-        tf1.contrib.learn.datasets.mnist.load()
+    with pytest.raises(UnsupportedTF1Error, match=r"tf\.contrib\.learn\.Estimator"):
+        tf1.contrib.learn.Estimator(model_fn=None)
     with pytest.raises(UnsupportedTF1Error, match=r"tf.feature_column"):
         tf1.contrib.layers.real_valued_column("x")
+
+
+def test_tf1_version_float_dimensions_and_the_modules_beside_the_api(tf1):
+    from tf1compat.v1 import mnist_tutorial
+    from tf1compat.v1.namespace import resolve
+
+    assert tf1.__version__ == tf1.VERSION == tf1.version.VERSION == "1.15.5"
+    assert tf1.version.TF2_VERSION == tf.__version__ and tf1.compat.v2.__version__ == tf.__version__
+    with tf.Graph().as_default():
+        assert tf1.get_variable("w", [3, 3, 6 / 2, 8]).shape.as_list() == [3, 3, 3, 8]
+        images = tf1.placeholder(tf.float32, [None, 28.0, 28.0, 1])
+        net = tf1.contrib.slim.conv2d(images, 4, [3.0, 3], scope="conv")
+        net = tf1.contrib.layers.max_pool2d(net, [2.0, 2], stride=[2.0, 2])
+        assert net.shape.as_list() == [None, 14, 14, 4]
+        assert tf1.contrib.framework.model_variable("m", [2.0]).shape.as_list() == [2]
+    input_data = resolve("tensorflow.examples.tutorials.mnist.input_data")
+    assert input_data.read_data_sets is mnist_tutorial.read_data_sets
+    assert resolve("tensorflow.examples.tutorials.mnist").mnist.inference is \
+        mnist_tutorial.inference
+    learn = resolve("tensorflow.contrib.learn.python.learn.datasets")
+    assert learn is tf1.contrib.learn.datasets and learn.mnist.load_mnist is \
+        mnist_tutorial.load_mnist
+    assert tf1.contrib.learn.datasets.base.Datasets is mnist_tutorial.Datasets
+    with pytest.raises(ModuleNotFoundError, match=(
+            r"'tensorflow.examples.tutorials.word2vec': tf1compat run mode does not provide "
+            r"it; it provides tensorflow.examples.tutorials.mnist")):
+        resolve("tensorflow.examples.tutorials.word2vec")
+    with pytest.raises(ModuleNotFoundError, match=(
+            r"'tensorflow.contrib.learn.python.learn.estimators': tf1compat run mode does not "
+            r"provide it")):
+        resolve("tensorflow.contrib.learn.python.learn.estimators")
 
 
 def test_constants_of_contrib_parts_without_counterpart_keep_their_tf1_values(tf1):

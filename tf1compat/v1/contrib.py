@@ -7,12 +7,16 @@ compared by a test): module name -> :class:`ContribModule`. A mapped module answ
 and every name of a module without counterpart are placeholders
 (:func:`~tf1compat.v1.proxy.unsupported`): they import fine and raise
 :class:`~tf1compat.errors.UnsupportedTF1Error` naming the alternative when called.
+``learn`` is such a module except for its datasets (:mod:`tf1compat.v1.tutorials`);
+tf-slim's layers and variables take TF 1.x's float dimensions
+(:mod:`tf1compat.v1.tf1_rules`).
 """
 
 import dataclasses
 import importlib
 
 from tf1compat._tf import tf, v1
+from tf1compat.v1 import tf1_rules, tutorials
 from tf1compat.v1.proxy import ProxyModule, tf1_name, unsupported, unsupported_module
 
 __all__ = ["CONTRIB", "ContribModule", "build_contrib"]
@@ -254,11 +258,16 @@ def _public_names(module):
 
 def _build_module(name, spec, table):
     module_name = f"tensorflow.contrib.{name}"
+    if name == "learn":  # its datasets are real (the MNIST tutorials')
+        return tutorials.build_learn(spec.alternative, spec.constants)
     if spec.maps_to is None:
         return unsupported_module(module_name, spec.alternative, spec.constants)
     bases = [(base, _public_names(base)) for base in (make() for make in spec.bases)]
     placeholders = {n: unsupported(tf1_name(module_name, n), alternative)
                     for n, alternative in spec.unsupported.items()}
+    float_dimensions = {}  # tf-slim's layers and variables taking TF 1.x's float dimensions
+    for base, _ in reversed(bases):
+        float_dimensions.update(tf1_rules.slim_functions(base, module_name))
 
     def from_bases(attribute):
         for base, names in bases:
@@ -267,7 +276,7 @@ def _build_module(name, spec, table):
         return None
 
     lazy = dict(spec.extras)
-    attributes = dict(placeholders)
+    attributes = {**float_dimensions, **placeholders}
     if name == "slim":  # tf1compat's prefetch_queue, through the replaceable table
         attributes["prefetch_queue"] = ProxyModule(
             f"{module_name}.prefetch_queue", importlib.import_module(

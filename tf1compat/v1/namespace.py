@@ -5,7 +5,10 @@ v1 shapes with ``.value``, v1 control flow and summaries, ``tf.app``,
 ``tf.flags``, ``tf.gfile``, ``tf.python_io``, ``tf.logging``, ``Session``,
 readers, ``tf.train.*``) with, on top:
 
-* ``tf.contrib`` (:mod:`tf1compat.v1.contrib`);
+* ``tf.contrib`` (:mod:`tf1compat.v1.contrib`) and ``tensorflow.examples``
+  (:mod:`tf1compat.v1.tutorials`);
+* TF 1.x's version (``tf.__version__`` is 1.15.5) and float dimensions
+  (:mod:`tf1compat.v1.tf1_rules`);
 * the queue API from :data:`~tf1compat.v1.queue_runtime.QUEUE_API` (tf1compat's
   validated producers, readers and batching) and run mode's ``Session``;
 * ``tf.compat.v1`` is this module again; ``tf.compat.v2`` stays TensorFlow 2;
@@ -23,10 +26,17 @@ import sys
 import types
 
 from tf1compat._tf import v1
-from tf1compat.v1 import contrib, queue_runtime
+from tf1compat.v1 import contrib, queue_runtime, tf1_rules, tutorials
 from tf1compat.v1.proxy import ProxyModule
 
 __all__ = ["build_tensorflow_module", "tensorflow_module", "resolve"]
+
+
+# tensorflow.<part> -> what to say when a module below it is not provided
+_MISSING_MODULE_HINTS = {
+    "contrib": "import tf.contrib's modules themselves",
+    "examples": "it provides tensorflow.examples.tutorials.mnist (input_data, mnist)",
+}
 
 
 def _real_submodule(name):
@@ -40,8 +50,11 @@ def build_tensorflow_module(table, runtime):
     top = ProxyModule(
         "tensorflow", v1, table=table, fallback=_real_submodule,
         attributes={"Session": runtime.Session,
-                    "InteractiveSession": runtime.InteractiveSession},
-        lazy={"contrib": lambda: contrib.build_contrib(table)})
+                    "InteractiveSession": runtime.InteractiveSession,
+                    "__version__": tf1_rules.TF1_VERSION, "VERSION": tf1_rules.TF1_VERSION,
+                    "version": tf1_rules.build_version_module(), **tf1_rules.tf_functions()},
+        lazy={"contrib": lambda: contrib.build_contrib(table),
+              "examples": tutorials.build_examples})
     vars(top)["train"] = ProxyModule("tensorflow.train", v1.train, table=table)
     vars(top)["compat"] = ProxyModule("tensorflow.compat", v1.compat, attributes={"v1": top})
     return top
@@ -57,17 +70,19 @@ def resolve(dotted, top=None):
     """The module run mode gives for ``import <dotted>`` (e.g.
     ``tensorflow.contrib.slim``), or None when it is not part of the TF1 tree
     (then TensorFlow's own module of that name is imported). An unknown
-    ``tensorflow.contrib.*`` module raises ``ModuleNotFoundError``. ``top``: the
+    ``tensorflow.contrib.*`` or ``tensorflow.examples.*`` module raises
+    ``ModuleNotFoundError``. ``top``: the
     ``tensorflow`` module to look in (default: :func:`tensorflow_module`)."""
     node = top if top is not None else tensorflow_module()
     for part in dotted.split(".")[1:]:
         try:
             node = getattr(node, part)
         except AttributeError as e:
-            if dotted.startswith("tensorflow.contrib."):
+            hint = _MISSING_MODULE_HINTS.get(dotted.split(".")[1])
+            if hint is not None:
                 raise ModuleNotFoundError(
                     f"No module named {dotted!r}: tf1compat run mode does not provide it; "
-                    f"import tf.contrib's modules themselves ({e})", name=dotted) from None
+                    f"{hint} ({e})", name=dotted) from None
             return None
         if not isinstance(node, types.ModuleType):
             return None
