@@ -13,9 +13,10 @@ from tf1compat import __version__
 
 def _add_demo(subparsers):
     p = subparsers.add_parser(
-        "demo", help="run the main job: write data, read it the TF1 way, check it")
+        "demo", help="the three jobs on the demo's own data: run an old program unmodified, "
+                     "convert, compare with tf.data")
     p.add_argument("--workdir", default=None,
-                   help="where to write the data (default: a temporary directory)")
+                   help="folder for the demo's files, kept afterwards (default: demo-output)")
     p.add_argument("--seed", type=int, default=0, help="seed for the synthetic data")
     p.add_argument("--cifar", default=None, metavar="PATH",
                    help="the real CIFAR-10 binary (folder or .tar.gz) instead of the "
@@ -25,7 +26,8 @@ def _add_demo(subparsers):
 
 def _run_demo(args):
     from tf1compat import demo
-    return demo.run(workdir=args.workdir, seed=args.seed, cifar=args.cifar)
+    return demo.run(workdir=args.workdir, seed=args.seed, cifar=args.cifar,
+                    echo=lambda line: print(line, flush=True))
 
 
 def _add_bench(subparsers):

@@ -1,245 +1,253 @@
-"""``tf1compat demo``: the main job, end to end, on an embedded synthetic CIFAR-10.
+"""``tf1compat demo``: the three jobs on the demo's own data, kept in a folder it names.
 
-1. A classic TF1 queue pipeline (``string_input_producer`` -> ``TFRecordReader``
-   -> ``parse_single_example`` -> ``shuffle_batch``) through
-   :class:`~tf1compat.SessionIterator` delivers every record exactly once.
-2. A seeded synthetic CIFAR-10 (or the real one, ``--cifar PATH``) is converted
-   to slim's TFRecords with :func:`tf1compat.cifar10.convert`.
-3. Its train split is read the TF1 slim way (``get_split`` ->
-   ``DatasetDataProvider`` -> ``tf.train.batch`` -> ``SessionIterator``) and the
-   tf.data way (:func:`tf1compat.to_tf_data` -> ``batch``); both are timed.
-4. :func:`tf1compat.compare` checks them example by example: in order with one
-   reader and no shuffling, and as multisets with four readers, shuffled.
-5. The tutorial's ``cifar10_input.inputs`` queue pipeline over the binary
-   batches is lowered to tf.data by :func:`tf1compat.to_tf_data` (its plan is
-   shown), compared in order with its queue version, and both are timed.
+1. An old TF1 program (``tf.app.flags``, ``FixedLengthRecordReader``,
+   ``tf.train.batch``, ``Session`` + ``Coordinator``; written by the demo) reads a
+   seeded synthetic CIFAR-10, unmodified: ``tf1compat run``, then ``tf1compat run
+   --tf-data``. Both must print the same counts, and those the demo computes from
+   the binary files with numpy.
+2. ``tf1compat check`` on the program's folder: nothing run mode cannot give.
+3. ``tf1compat convert-cifar10`` to slim's TFRecords, ``tf1compat inspect`` of the
+   output; the record counts must be the image counts.
+4. The TF1 tutorial's ``cifar10_input.inputs()`` queue pipeline lowered to tf.data
+   (its plan shown) and compared with it example by example: EQUAL.
 
-The verdict passes only when every step does.
+The commands run as a user would type them, in the demo folder; figures are counts
+and sums, never speeds. The verdict passes only when every step does.
 """
 
-import collections
 import os
+import shutil
+import subprocess
+import sys
 import tarfile
-import tempfile
-import time
+import textwrap
 
 import numpy as np
 
-NUM_FILES = 4
-RECORDS_PER_FILE = 250
-BATCH_SIZE = 32
-NUM_TRAIN = 2000               # synthetic CIFAR-10 sizes: well under a minute on 2 cores
+from tf1compat.errors import Tf1CompatError
+
+NUM_TRAIN = 1000               # synthetic CIFAR-10: a few seconds per step on 2 cores
 NUM_TEST = 200
-NUM_SHARDS = 4
-NUM_READERS = 4                # for the shuffled comparison
+BATCH_SIZE = 50
+DEFAULT_FOLDER = "demo-output"
+MARK = ".tf1compat-demo"       # a folder the demo made, so a rerun may clear it
+PROGRAM = "old_program/count_cifar.py"
+PROGRAM_TEXT = '''\
+"""Count CIFAR-10's training images per class and sum their pixels, the TF1 way:
+string_input_producer -> FixedLengthRecordReader -> decode_raw -> tf.train.batch,
+run by a Session with a Coordinator and queue-runner threads."""
+
+from __future__ import print_function
+
+import os
+
+import tensorflow as tf
+
+tf.app.flags.DEFINE_string("data_dir", "cifar-10-batches-bin", "the binary batches")
+tf.app.flags.DEFINE_integer("batch_size", 64, "images per batch")
+FLAGS = tf.app.flags.FLAGS
 
 
-def write_dataset(directory, seed):
-    """Seeded files of Examples {'id': int64, 'features': float32[8]}; returns paths."""
-    from tf1compat.records.example import make_example
-    from tf1compat.records.tfrecord import TFRecordWriter
+def main(_):
+  files = [os.path.join(FLAGS.data_dir, "data_batch_%d.bin" % i) for i in range(1, 6)]
+  queue = tf.train.string_input_producer(files, num_epochs=1, shuffle=False)
+  reader = tf.FixedLengthRecordReader(record_bytes=1 + 32 * 32 * 3)
+  _, value = reader.read(queue)
+  record = tf.decode_raw(value, tf.uint8)
+  label = tf.cast(record[0], tf.int32)
+  image = tf.reshape(record[1:], [3, 32, 32])
+  labels, images = tf.train.batch([label, image], FLAGS.batch_size,
+                                  allow_smaller_final_batch=True)
+  pixel_sums = tf.reduce_sum(tf.cast(images, tf.int64), axis=[1, 2, 3])
 
-    rng = np.random.default_rng(seed)
-    paths = []
-    for f in range(NUM_FILES):
-        path = os.path.join(directory, f"demo-{f:05d}-of-{NUM_FILES:05d}.tfrecord")
-        with TFRecordWriter(path) as writer:
-            for r in range(RECORDS_PER_FILE):
-                writer.write(make_example({
-                    "id": f * RECORDS_PER_FILE + r,
-                    "features": rng.standard_normal(8).astype(np.float32),
-                }))
-        paths.append(path)
-    return paths
-
-
-def read_legacy(paths, seed):
-    """Read every record once through the TF1 queue pipeline; returns (ids, seconds)."""
-    import tf1compat as tc
-    from tf1compat._tf import tf
-
-    with tc.legacy_graph(seed=seed):
-        filenames = tc.string_input_producer(paths, num_epochs=1, shuffle=True, seed=seed)
-        _, serialized = tc.TFRecordReader().read(filenames)
-        example = tf.io.parse_single_example(serialized, {
-            "id": tf.io.FixedLenFeature([], tf.int64),
-            "features": tf.io.FixedLenFeature([8], tf.float32),
-        })
-        batch = tc.shuffle_batch(example, BATCH_SIZE, capacity=500, min_after_dequeue=200,
-                                 seed=seed, allow_smaller_final_batch=True)
-        start = time.perf_counter()
-        with tc.SessionIterator(batch) as it:
-            ids = [int(i) for b in it for i in b["id"]]
-        return ids, time.perf_counter() - start
+  per_class, pixel_sum = [0] * 10, 0
+  with tf.Session() as sess:
+    sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    try:
+      while not coord.should_stop():
+        batch_labels, batch_sums = sess.run([labels, pixel_sums])
+        for batch_label in batch_labels:
+          per_class[batch_label] += 1
+        pixel_sum += int(batch_sums.sum())
+    except tf.errors.OutOfRangeError:
+      pass
+    finally:
+      coord.request_stop()
+    coord.join(threads)
+  print("images %d, pixel sum %d" % (sum(per_class), pixel_sum))
+  print("images per class: %s" % " ".join(str(n) for n in per_class))
 
 
-def check_exactly_once(directory, seed):
-    """Step 1: the classic queue pipeline delivers each record once; True if so."""
-    paths = write_dataset(directory, seed)
-    total = NUM_FILES * RECORDS_PER_FILE
-    ids, seconds = read_legacy(paths, seed)
-    counts = collections.Counter(ids)
-    missing = sorted(set(range(total)) - set(counts))
-    repeated = sorted(i for i, n in counts.items() if n > 1)
-    print(f"[1/5] queue pipeline: {len(ids)} of {total} records in {NUM_FILES} TFRecord files "
-          f"through string_input_producer -> TFRecordReader -> shuffle_batch -> "
-          f"SessionIterator ({len(ids) / seconds:,.0f} records/s)")
-    if missing or repeated:
-        print(f"      FAIL: {len(missing)} records missing (first: {missing[:5]}), "
-              f"{len(repeated)} repeated (first: {repeated[:5]})")
-        return False
-    print(f"      each of the {total} records arrived exactly once, shuffled")
-    return True
+if __name__ == "__main__":
+  tf.app.run()
+'''
 
 
-def prepare_cifar(directory, seed, cifar=None):
-    """Step 2: convert ``cifar`` (or a fresh synthetic CIFAR-10) to slim TFRecords;
-    returns the binary source and the dataset directory."""
+def _prepare_folder(folder):
+    """An empty demo folder: new, or one an earlier demo made (cleared). A file at the
+    path is the system's error (the folder cannot be made)."""
+    if os.path.isdir(folder) and os.listdir(folder):
+        if not os.path.exists(os.path.join(folder, MARK)):
+            raise Tf1CompatError(f"{folder} exists and was not made by tf1compat demo; "
+                                 "pass --workdir with a new or empty folder")
+        shutil.rmtree(folder)
+    os.makedirs(folder, exist_ok=True)
+    open(os.path.join(folder, MARK), "w").close()
+
+
+def _binary_folder(cifar, folder, seed):
+    """The folder of CIFAR-10's binary batches: ``cifar`` (a folder or the .tar.gz,
+    extracted into the demo folder), or a seeded synthetic one made there."""
     from tf1compat import cifar10
 
-    source = cifar
-    if source is None:
-        source = cifar10.make_synthetic(os.path.join(directory, "cifar-source"),
-                                        NUM_TRAIN, NUM_TEST, seed=seed)
-    dataset_dir = os.path.join(directory, "cifar10-tfrecords")
-    summary = cifar10.convert(source, dataset_dir, num_shards=NUM_SHARDS, quiet=True)
-    kind = "real" if cifar else "synthetic"
-    counts = ", ".join(f"{split} {n}" for split, n in summary.counts.items())
-    print(f"[2/5] {kind} CIFAR-10 ({counts} images) -> slim TFRecords, {NUM_SHARDS} shards "
-          f"per split, in {summary.seconds:.1f} s")
-    return source, dataset_dir
+    if cifar is None:
+        return cifar10.make_synthetic(folder, NUM_TRAIN, NUM_TEST, seed=seed)
+    if os.path.isdir(cifar):
+        return os.path.abspath(cifar)
+    with tarfile.open(cifar) as archive:
+        archive.extractall(folder, filter="data")
+    return os.path.join(folder, "cifar-10-batches-bin")
 
 
-def build_legacy_batches(dataset_dir, *, shuffle, num_readers, seed):
-    """The TF1 slim input of the train split: DatasetDataProvider -> batch (or
-    shuffle_batch), one epoch, final partial batch kept. Call in legacy_graph()."""
-    import tf1compat as tc
-    from tf1compat import cifar10, slim
+def expected_program_output(binary_folder):
+    """What the old program must print, computed from the binary files with numpy."""
+    from tf1compat.cifar10 import read_batch_file
 
-    provider = slim.dataset_data_provider.DatasetDataProvider(
-        cifar10.get_split("train", dataset_dir), num_readers=num_readers, shuffle=shuffle,
-        num_epochs=1, seed=seed)
-    image, label = provider.get(["image", "label"])
-    example = {"image": image, "label": label}
-    if shuffle:
-        return tc.shuffle_batch(example, BATCH_SIZE, capacity=20 * BATCH_SIZE,
-                                min_after_dequeue=10 * BATCH_SIZE, seed=seed,
-                                allow_smaller_final_batch=True)
-    return tc.batch(example, BATCH_SIZE, allow_smaller_final_batch=True)
+    per_class, pixel_sum = np.zeros(10, np.int64), 0
+    for index in range(1, 6):
+        images, labels = read_batch_file(os.path.join(binary_folder, f"data_batch_{index}.bin"))
+        per_class += np.bincount(labels, minlength=10)
+        pixel_sum += int(images.astype(np.int64).sum())
+    return (f"images {per_class.sum()}, pixel sum {pixel_sum}\n"
+            f"images per class: {' '.join(str(n) for n in per_class)}\n")
 
 
-def build_tf_data_batches(dataset_dir, *, shuffle, num_readers, seed):
-    """The same input as tf.data: to_tf_data(get_split(...)) -> batch."""
-    import tf1compat as tc
-    from tf1compat import cifar10
+class _Steps:
+    """Runs the demo's commands in its folder, tells what they print, keeps the verdict."""
 
-    dataset = tc.to_tf_data(cifar10.get_split("train", dataset_dir), shuffle=shuffle,
-                            seed=seed, num_parallel_reads=num_readers)
-    return dataset.batch(BATCH_SIZE).prefetch(2)
+    def __init__(self, folder, echo):
+        self.folder, self.echo, self.failures = folder, echo, []
 
+    def command(self, *args):
+        """Run ``tf1compat ARGS`` in the demo folder as a user would; its (status, output)."""
+        self.echo(f"  $ tf1compat {' '.join(_shell_quote(a) for a in args)}")
+        done = subprocess.run([sys.executable, "-m", "tf1compat", *args], cwd=self.folder,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        output = done.stdout + done.stderr
+        self.echo(textwrap.indent(output.rstrip("\n"), "    ") if output.strip() else "")
+        return done.returncode, done.stdout
 
-def _examples_per_second(batches, labels="label"):
-    """Read every batch; returns (examples, examples per second)."""
-    start = time.perf_counter()
-    count = sum(len(batch[labels]) for batch in batches)
-    return count, count / (time.perf_counter() - start)
-
-
-def measure_throughput(dataset_dir, seed):
-    """Step 3: read the train split both ways, one reader, no shuffling."""
-    import tf1compat as tc
-
-    spec = {"shuffle": False, "num_readers": 1, "seed": seed}
-    with tc.legacy_graph(seed=seed):
-        legacy = build_legacy_batches(dataset_dir, **spec)
-    with tc.SessionIterator(legacy) as iterator:
-        legacy_count, legacy_rate = _examples_per_second(iterator)
-    reference = build_tf_data_batches(dataset_dir, **spec).as_numpy_iterator()
-    tf_data_count, tf_data_rate = _examples_per_second(reference)
-    print(f"[3/5] train split, batches of {BATCH_SIZE} (start-up included):\n"
-          f"      TF1 slim  get_split -> DatasetDataProvider -> batch -> SessionIterator: "
-          f"{legacy_count} examples, {legacy_rate:,.0f} examples/s\n"
-          f"      tf.data   to_tf_data(get_split) -> batch:                                "
-          f"{tf_data_count} examples, {tf_data_rate:,.0f} examples/s")
+    def check(self, passed, what):
+        self.echo(f"  {'ok' if passed else 'FAILED'}: {what}")
+        if not passed:
+            self.failures.append(what)
 
 
-def compare_both_ways(dataset_dir, seed):
-    """Step 4: compare in order (1 reader, no shuffle) and as multisets (4 readers,
-    shuffled); returns the two reports."""
-    import tf1compat as tc
-
-    reports = []
-    for ordered, num_readers in ((True, 1), (False, NUM_READERS)):
-        spec = {"shuffle": not ordered, "num_readers": num_readers, "seed": seed}
-        reference = build_tf_data_batches(dataset_dir, **spec)
-        with tc.legacy_graph(seed=seed):
-            legacy = build_legacy_batches(dataset_dir, **spec)
-        reports.append(tc.compare(legacy, reference, ordered=ordered, reference_batched=True))
-    print("[4/5] compare, example by example:")
-    ways = ("in order, 1 reader, no shuffling", f"as multisets, {NUM_READERS} readers, shuffled")
-    for report, how in zip(reports, ways, strict=True):
-        verdict = "EQUAL" if report.equal else "DIFFER"
-        print(f"      {how:<40} {verdict}: legacy {report.legacy_count}, "
-              f"tf.data {report.reference_count} examples")
-    return reports
+def _shell_quote(argument):
+    return f"'{argument}'" if any(c in argument for c in "*? ") else argument
 
 
-def _binary_folder(source, directory):
-    """The folder of the binary batches: ``source`` itself, or its archive extracted."""
-    if os.path.isdir(source):
-        return source
-    extracted = os.path.join(directory, "cifar-binary")
-    with tarfile.open(source) as archive:
-        archive.extractall(extracted, filter="data")
-    return extracted
+def run_old_program(steps, binary_folder):
+    """Step 1: the old program, unmodified, on queues and on tf.data."""
+    steps.echo("[1/4] An old TF1 program, unmodified (tf.app.flags, FixedLengthRecordReader, "
+               "tf.train.batch, Session + Coordinator):")
+    program = os.path.join(steps.folder, PROGRAM)
+    os.makedirs(os.path.dirname(program), exist_ok=True)
+    with open(program, "w") as f:
+        f.write(PROGRAM_TEXT)
+    data_dir = os.path.relpath(binary_folder, steps.folder)
+    queues = steps.command("run", PROGRAM, f"--data_dir={data_dir}")
+    tf_data = steps.command("run", "--tf-data", PROGRAM, f"--data_dir={data_dir}")
+    steps.check(queues[0] == 0 and tf_data[0] == 0, "both runs exit 0")
+    steps.check(queues[1] == tf_data[1], "run and run --tf-data print the same")
+    steps.check(queues[1] == expected_program_output(binary_folder),
+                "the counts are those of the binary files (computed with numpy)")
 
 
-def lower_tutorial_inputs(source, directory):
-    """Step 5: the tutorial's queue input lowered to tf.data, compared, both timed;
-    returns the comparison report."""
+def check_old_program(steps):
+    """Step 2: check lists nothing run mode cannot give."""
+    steps.echo("[2/4] What would not run, and where:")
+    status, output = steps.command("check", os.path.dirname(PROGRAM))
+    steps.check(status == 0 and "0 unsupported name(s)" in output,
+                "check finds nothing run mode cannot give")
+
+
+def convert_and_inspect(steps, binary_folder):
+    """Step 3: convert to slim's TFRecords and inspect them."""
+    from tf1compat.records.tfrecord import count_records
+
+    steps.echo("[3/4] Convert to slim's TFRecords, then look inside:")
+    source = os.path.relpath(binary_folder, steps.folder)
+    status, _ = steps.command("convert-cifar10", source, "cifar10-tfrecords")
+    inspected, _ = steps.command("inspect", "cifar10-tfrecords/*.tfrecord", "--sample", "100")
+    counts = {}
+    for split in ("train", "test"):
+        path = os.path.join(steps.folder, "cifar10-tfrecords", f"cifar10_{split}.tfrecord")
+        counts[split] = count_records(path) if os.path.exists(path) else None
+    expected = {"train": expected_count(binary_folder, "train"),
+                "test": expected_count(binary_folder, "test")}
+    steps.check(status == 0 and inspected == 0 and counts == expected,
+                f"one record per image: train {counts['train']}, test {counts['test']}")
+
+
+def expected_count(binary_folder, split):
+    """Images of a split in the binary batches."""
+    names = [f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"]
+    return sum(os.path.getsize(os.path.join(binary_folder, name)) // 3073 for name in names)
+
+
+def lower_and_compare(steps, binary_folder):
+    """Step 4: the tutorial's queue pipeline as tf.data, compared with itself."""
     import tf1compat as tc
     from tf1compat import cifar10
 
-    folder = _binary_folder(source, directory)
+    steps.echo("[4/4] The TF1 tutorial's cifar10_input.inputs() as tf.data, with proof:")
     with tc.legacy_graph():
-        legacy = cifar10.inputs(False, folder, BATCH_SIZE, num_epochs=1)
-        plan = tc.describe_lowering(legacy)
-        lowered = tc.to_tf_data(legacy)
-    report = tc.compare(legacy)
-    with tc.SessionIterator(legacy) as iterator:
-        _, legacy_rate = _examples_per_second(iterator, labels=1)
-    _, lowered_rate = _examples_per_second(lowered.as_numpy_iterator(), labels=1)
-    verdict = "EQUAL" if report.equal else "DIFFER"
-    how = "in order" if report.ordered else "as multisets"
-    print(f"[5/5] the tutorial's cifar10_input.inputs(), queues -> to_tf_data(fetches):\n"
-          f"      plan: {plan}\n"
-          f"      compared {how}: {verdict}: queues {report.legacy_count}, "
-          f"tf.data {report.reference_count} examples\n"
-          f"      queues (SessionIterator) {legacy_rate:,.0f} examples/s, lowered tf.data "
-          f"{lowered_rate:,.0f} examples/s ({lowered_rate / legacy_rate:.1f}x)")
-    return report
+        fetches = cifar10.inputs(eval_data=True, data_dir=binary_folder,
+                                 batch_size=BATCH_SIZE, num_epochs=1)
+        steps.echo(f"  plan: {tc.describe_lowering(fetches)}")
+        report = tc.compare(fetches)
+    steps.echo(textwrap.indent(str(report), "  "))
+    steps.check(report.equal, "the queue pipeline and its tf.data lowering feed the same "
+                              "examples")
 
 
-def run(workdir=None, seed=0, cifar=None):
-    """Run the demo; returns 0 when every step passes, 1 otherwise.
+def run(workdir=None, seed=0, cifar=None, *, echo):
+    """Run the demo, telling each step through ``echo``; returns 0 when every step
+    passes, 1 otherwise. Its files stay in ``workdir`` (default: ``demo-output``).
 
-    ``cifar`` is the real CIFAR-10 binary (folder or .tar.gz) to use instead of
-    the synthetic one; data goes to ``workdir`` (default: a temporary directory).
+    ``cifar`` is the real CIFAR-10 binary (folder or .tar.gz) to use instead of the
+    synthetic one.
     """
-    with tempfile.TemporaryDirectory(prefix="tf1compat-demo-") as tmp:
-        directory = workdir or tmp
-        os.makedirs(directory, exist_ok=True)
-        exactly_once = check_exactly_once(directory, seed)
-        source, dataset_dir = prepare_cifar(directory, seed, cifar)
-        measure_throughput(dataset_dir, seed)
-        reports = compare_both_ways(dataset_dir, seed)
-        reports.append(lower_tutorial_inputs(source, directory))
-        for report in reports:
-            if not report.equal:
-                print(report)
-        if exactly_once and all(reports):
-            print("PASS: the TF1 queue pipeline and its tf.data replacement feed the "
-                  "same examples")
-            return 0
-        print("FAIL: see above")
+    try:
+        from tf1compat import _tf  # noqa: F401 - TensorFlow loads here, or is missing
+    except ImportError as e:
+        raise Tf1CompatError(
+            f"tf1compat demo needs TensorFlow ({e.__cause__ or e}): pip install \".[cpu]\" in "
+            "tf1compat's folder, or run scripts/demo") from e
+    folder = os.path.abspath(workdir or DEFAULT_FOLDER)
+    _prepare_folder(folder)
+    binary_folder = _binary_folder(cifar, folder, seed)
+    kind = "CIFAR-10" if cifar else f"a synthetic CIFAR-10 (seed {seed})"
+    echo(f"tf1compat demo: the three jobs on {kind}, in {folder}\n")
+    steps = _Steps(folder, echo)
+    for step in (lambda: run_old_program(steps, binary_folder),
+                 lambda: check_old_program(steps),
+                 lambda: convert_and_inspect(steps, binary_folder),
+                 lambda: lower_and_compare(steps, binary_folder)):
+        step()
+        echo("")
+    echo(f"Next steps (the files are in {folder}):\n"
+         f"  tf1compat run --tf-data YOUR_PROGRAM.py ARGS   your own TF1 program, on tf.data\n"
+         f"  tf1compat check YOUR_PROJECT/                 what would not run, and where\n"
+         f"  tf1compat convert-images PHOTOS/ OUT --name N  a folder of class folders to "
+         f"TFRecords\n"
+         f"  tf1compat compare --pipeline MODULE:FUNCTION   your queue pipeline vs tf.data\n"
+         f"  docs/ (mkdocs serve) or README.md              the documentation\n")
+    if steps.failures:
+        echo(f"FAIL: {len(steps.failures)} check(s) failed: {'; '.join(steps.failures)}")
         return 1
+    echo(f"PASS: all three jobs; the demo's files are kept in {folder}")
+    return 0
