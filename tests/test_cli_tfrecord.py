@@ -47,7 +47,8 @@ def test_verify_and_inspect_exit_2_when_nothing_matches(capsys, tmp_path):
     for command in ("verify", "inspect"):
         assert cli.main([command, str(tmp_path / "nothing-*.tfrecord")]) == 2
         err = capsys.readouterr().err
-        assert f"tf1compat: no file matches '{tmp_path}/nothing-*.tfrecord'" in err
+        assert err == (f"tf1compat {command}: error: no file matches "
+                       f"'{tmp_path}/nothing-*.tfrecord'\n")
 
 
 def test_inspect_prints_count_size_table_and_code(capsys, shards):
@@ -83,7 +84,7 @@ def test_inspect_reports_a_corrupt_file_and_exits_1(capsys, shards):
         f.write(b"\x01\x02")
     assert cli.main(["inspect", *shards]) == 1
     captured = capsys.readouterr()
-    assert f"tf1compat: {shards[0]}: record 3 at byte" in captured.err
+    assert f"tf1compat inspect: {shards[0]}: record 3 at byte" in captured.err
     assert "truncated length (2 of 12 header bytes)" in captured.err
     assert f"{shards[1]}: 3 records" in captured.out
 
@@ -117,3 +118,78 @@ def test_a_system_error_is_one_line_and_exit_2(capsys, tmp_path):
     assert cli.main(["demo", "--workdir", str(occupied)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tf1compat demo: error: [Errno 17] File exists") and err.count("\n") == 1
+
+
+BLOCK_TENSORFLOW = """
+import sys
+class NoTensorFlow:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("tensorflow", "tf_slim"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoTensorFlow())
+from tf1compat import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    ["demo"], ["run", "program.py"], ["compare", "--pipeline", "pipelines:build"]])
+def test_without_tensorflow_commands_say_so_in_one_line_and_exit_2(tmp_path, argv):
+    (tmp_path / "program.py").write_text("import tensorflow as tf\nprint(tf.__version__)\n")
+    (tmp_path / "pipelines.py").write_text("def build():\n    return None\n")
+    result = subprocess.run([sys.executable, "-c", BLOCK_TENSORFLOW, *argv], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"tf1compat {argv[0]}: error: tf1compat's pipeline API needs TensorFlow; install it "
+        "with `pip install tf1compat[cpu]` (or [gpu]). The TFRecord tools (tf1compat.tfrecord, "
+        "tf1compat.example) work without it.\n")
+
+
+@pytest.mark.parametrize("argv", [["verify", "--bogus", "x"], ["inspect", "x", "--sampel", "3"]])
+def test_a_mistyped_option_shows_the_commands_usage(capsys, argv):
+    with pytest.raises(SystemExit) as excinfo:
+        cli.main(argv)
+    assert excinfo.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: tf1compat {argv[0]} [-h]")
+    assert err.endswith(f"tf1compat {argv[0]}: error: unrecognized arguments: "
+                        f"{' '.join(a for a in argv[1:] if a.startswith('--'))}"
+                        f"{' 3' if argv[0] == 'inspect' else ''}\n")
+
+
+def test_errors_name_flags_as_typed(capsys, tmp_path):
+    (tmp_path / "photos" / "cats").mkdir(parents=True)
+    assert cli.main(["convert-images", str(tmp_path / "photos"), str(tmp_path / "out"),
+                     "--name", "pets", "--shards", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "tf1compat convert-images: error: --shards must be a positive integer or None, got 0\n")
+    assert cli.main(["convert-images", str(tmp_path / "none"), str(tmp_path / "out"),
+                     "--name", "pets"]) == 2
+    assert capsys.readouterr().err == (
+        f"tf1compat convert-images: error: SOURCE '{tmp_path}/none' is not a directory\n")
+
+
+@pytest.mark.parametrize("message, argument, shown", [
+    ("compare: the legacy pipeline never ends: x; pass max_examples=N to compare its first N",
+     "max_examples", "compare: the legacy pipeline never ends: x; pass --max-examples N to "
+                     "compare its first N"),
+    ("up to date (overwrite=True redoes it)", None, "up to date (--overwrite redoes it)"),
+    ("num_shards must be a positive integer, got 0; num_shards again", "num_shards",
+     "--shards must be a positive integer, got 0; num_shards again"),
+    ("file 'a/num_shards' is bad", "num_shards", "file 'a/num_shards' is bad"),
+])
+def test_error_lines_use_flag_names(message, argument, shown):
+    from tf1compat.errors import PipelineConfigError
+    command = "compare" if "max_examples" in message else "convert-cifar10"
+    error = PipelineConfigError(message, argument=argument)
+    assert cli.error_line(f"tf1compat {command}", error) == shown
+
+
+def test_a_message_of_several_lines_is_one_line(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("not an archive\n")
+    assert cli.main(["convert-cifar10", str(tmp_path / "notes.txt"), str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tf1compat convert-cifar10: error: {tmp_path}/notes.txt: cannot "
+                          "extract: ")
+    assert err.count("\n") == 1 and "method gz" in err

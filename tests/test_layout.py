@@ -83,6 +83,7 @@ def test_record_tools_import_without_tensorflow():
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
+
 @pytest.mark.tf
 @pytest.mark.slow
 def test_compare_takes_the_public_imagefolder_get_split(tmp_path, capsys):

@@ -5,15 +5,19 @@ they refuse. Pure Python: no TensorFlow."""
 import contextlib
 import os
 import pathlib
+import re
 import resource
+import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 from tf1compat import cli, example, tfrecord
-from tf1compat.errors import CorruptRecordError
+from tf1compat.errors import CorruptRecordError, NotATFRecordFileError
 from tf1compat.records import tfrecord as record_layer
 
 
@@ -76,7 +80,8 @@ def test_a_proc_file_is_read_not_taken_for_an_empty_file():
     report = tfrecord.verify(proc)
     assert not report.ok and report.size_bytes > 0
     assert report.errors[0].index == 0 and report.errors[0].offset == 0
-    with pytest.raises(CorruptRecordError, match=r"status: record 0 at byte 0: length CRC"):
+    with pytest.raises(NotATFRecordFileError, match=r"status: not a TFRecord file: no record "
+                                                   r"header at its start \(length CRC"):
         tfrecord.count_records(proc)
 
 
@@ -229,8 +234,9 @@ def test_a_glob_skips_fifos_and_folders_a_fifo_named_alone_is_read(capsys, tfrec
         assert cli.main(["verify", str(tfrecords / "*.tfrecord")]) == 0
         captured = capsys.readouterr()
         assert captured.out.endswith("2 file(s) checked, 0 bad\n")
-        assert f"tf1compat: skipping {fifo}: not a regular file (a FIFO?)" in captured.err
-        assert f"tf1compat: skipping directory {tfrecords}/folder.tfrecord" in captured.err
+        assert f"tf1compat verify: skipping {fifo}: not a regular file (a FIFO?)" in captured.err
+        assert f"tf1compat verify: skipping directory {tfrecords}/folder.tfrecord" \
+            in captured.err
         assert cli.main(["inspect", str(fifo)]) == 0  # one pass: counts and schema
     out = capsys.readouterr().out
     assert out.startswith(f"{fifo}: 20 records, {len(data):,} bytes\n")
@@ -360,8 +366,10 @@ def test_an_unclosed_writer_leaves_nothing_when_collected_or_at_exit(tmp_path):
 def test_a_compressed_file_read_as_plain_gets_a_hint(tmp_path, records):
     path = tmp_path / "packed.tfrecord"
     tfrecord.write_records(path, records, compression="GZIP")
-    with pytest.raises(CorruptRecordError, match=r"record 0 at byte 0: length CRC mismatch .*; "
-                       r"the file looks GZIP-compressed: pass compression='GZIP' \(or 'auto'\)"):
+    with pytest.raises(NotATFRecordFileError, match=(
+            r"packed.tfrecord: not a TFRecord file: no record header at its start \(length CRC "
+            r"mismatch .*\) nor in the 1 MiB after it; the file looks GZIP-compressed: pass "
+            r"compression='GZIP' \(or 'auto'\)$")):
         tfrecord.count_records(path)
     assert tfrecord.count_records(path, compression="auto") == 20
 
@@ -391,9 +399,137 @@ def test_the_next_writer_removes_what_a_killed_writer_left(tmp_path):
 
 def test_progress_hears_of_every_byte_read_also_while_searching(tmp_path, rng):
     path = tmp_path / "stray.bin"
-    path.write_bytes(rng.bytes(3 << 20))  # no record at all: one long search
+    tfrecord.write_records(path, [b"first"])
+    with open(path, "ab") as file:
+        file.write(rng.bytes(3 << 20))  # no record after the first: one long search
     heard = []
     with tfrecord.RecordIterator(path, on_error="skip", on_read=heard.append) as records:
-        assert list(records) == []
-    assert sum(heard) == 3 << 20 and len(heard) >= 3  # chunk by chunk, for a progress bar
+        assert list(records) == [b"first"]
+    assert sum(heard) == path.stat().st_size and len(heard) >= 3  # chunk by chunk
     assert len(records.skipped) == 1
+
+
+# ------------------------------------------------------------ files that are not TFRecords
+
+PNG_START = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x20\x00\x00\x00\x20\x08\x02"
+
+
+@pytest.mark.parametrize("name, content", [
+    ("image.png", PNG_START + bytes(range(256)) * 4),
+    ("notes.txt", b"a text file\nwith two lines\n"),
+    ("zeros.bin", bytes(3 << 20)),
+])
+def test_a_file_that_is_not_a_tfrecord_file_is_named_so(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(NotATFRecordFileError) as excinfo:
+        tfrecord.count_records(path)
+    error = excinfo.value
+    assert isinstance(error, CorruptRecordError)
+    assert (error.path, error.index, error.offset) == (str(path), 0, 0)
+    assert re.fullmatch(
+        rf"{re.escape(str(path))}: not a TFRecord file: no record header at its start "
+        r"\(length CRC mismatch \(stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}\)\) nor in "
+        r"the 1 MiB after it", str(error))
+    report = tfrecord.verify(path)
+    assert str(report) == f"{path}: 0 records, {len(content):,} bytes, not a TFRecord file"
+    assert [str(e) for e in report.errors] == [str(error)]
+
+
+def test_a_file_shorter_than_a_header_is_not_a_tfrecord_file(tmp_path):
+    path = tmp_path / "short"
+    path.write_bytes(b"abc")
+    with pytest.raises(NotATFRecordFileError, match=r": not a TFRecord file: 3 bytes, shorter "
+                                                    r"than a record header \(12 bytes\)$"):
+        tfrecord.count_records(path)
+
+
+@pytest.mark.timeout(30)
+def test_a_huge_file_that_is_not_a_tfrecord_file_is_not_searched_to_its_end(tmp_path, capsys):
+    path = tmp_path / "huge"
+    with open(path, "wb") as file:
+        file.truncate(64 << 30)  # 64 GiB, sparse: searching it all would take minutes
+    assert cli.main(["verify", str(path)]) == 1
+    assert f"{path}: 0 records, {64 << 30:,} bytes, not a TFRecord file" \
+        in capsys.readouterr().out
+
+
+def test_a_damaged_first_record_is_still_damage_and_reading_resumes(tmp_path, records):
+    path = tmp_path / "r.tfrecord"
+    tfrecord.write_records(path, records)
+    data = bytearray(path.read_bytes())
+    data[0] ^= 0xFF  # the first record's length
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptRecordError) as excinfo:
+        tfrecord.count_records(path)
+    assert not isinstance(excinfo.value, NotATFRecordFileError)
+    assert excinfo.value.reason.startswith("length CRC mismatch")
+    skipping = tfrecord.iter_records(path, on_error="skip")
+    assert list(skipping) == records[1:]
+
+
+# ------------------------------------------------------------ the CLI over many files
+
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_a_directory_is_a_usage_error(capsys, tfrecords, command):
+    assert cli.main([command, str(tfrecords / "a.tfrecord"), str(tfrecords)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"tf1compat {command}: error: {tfrecords} is a directory; name "
+                            f"the files in it, e.g. '{tfrecords}/*.tfrecord'\n")
+
+
+def test_inspect_names_a_record_that_is_not_an_example_as_verify_names_damage(
+        tmp_path, capsys):
+    path = tmp_path / "mixed.tfrecord"
+    first = example.make_example({"x": 1})
+    tfrecord.write_records(path, [first, b"\x0a\xff\xff"])
+    assert cli.main(["verify", str(path)]) == 0  # framing is sound
+    capsys.readouterr()
+    assert cli.main(["inspect", str(path)]) == 1
+    err = capsys.readouterr().err
+    second = 12 + len(first) + 4  # header, data, data CRC
+    assert re.fullmatch(rf"tf1compat inspect: {re.escape(str(path))}: record 1 at byte "
+                        rf"{second}: not a serialized tf.train.Example: .+\n", err)
+
+
+def run_unprivileged(argv):
+    """Run the CLI where mode 000 files cannot be read, also as root (whose override of
+    file permissions, CAP_DAC_OVERRIDE, is dropped)."""
+    prefix = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("needs setpriv to drop root's file-permission override")
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    return subprocess.run([*prefix, sys.executable, "-m", "tf1compat", *argv],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_an_unreadable_file_is_reported_and_the_others_read(tfrecords, command):
+    (tfrecords / "a.tfrecord").chmod(0)
+    (tfrecords / "c.tfrecord").write_bytes(b"not records, but readable")
+    result = run_unprivileged([command, str(tfrecords / "*.tfrecord")])
+    assert result.returncode == 1
+    assert f"tf1compat {command}: {tfrecords}/a.tfrecord: cannot read (Permission denied)\n" \
+        in result.stderr
+    assert f"{tfrecords}/b.tfrecord: 20 records" in result.stdout
+    assert "Traceback" not in result.stderr
+    if command == "verify":
+        assert result.stdout.endswith("3 file(s) checked, 1 bad, 1 unreadable\n")
+        assert f"{tfrecords}/c.tfrecord: 0 records, 25 bytes, not a TFRecord file" \
+            in result.stdout
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("command", ["verify", "inspect"])
+def test_ctrl_c_while_waiting_for_a_fifo_ends_with_130(tmp_path, command):
+    os.mkfifo(tmp_path / "stream")  # no writer: opening it waits
+    process = subprocess.Popen([sys.executable, "-m", "tf1compat", command,
+                                str(tmp_path / "stream")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # started and blocked in open()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert err == f"tf1compat {command}: interrupted\n"

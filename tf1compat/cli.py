@@ -58,18 +58,23 @@ def _add_tfrecord_arguments(p):
                    default="auto", help="how the files are compressed (default: detect per file)")
 
 
-def _expand_files(patterns):
-    """The paths each pattern names or matches, in order; None (after saying which
-    pattern) when one matches nothing. Dangling symbolic links stay in (reading them
-    reports them); what a glob matches that is not a file (a directory, a FIFO that
-    would block until written to) is left out with a note. A path named as it is,
-    e.g. a FIFO, is read whatever it is."""
+def _expand_files(command, patterns):
+    """The paths each pattern names or matches, in order; None (after an error naming
+    it) when one matches nothing or names a directory. Dangling symbolic links stay in
+    (reading them reports them); what a glob matches that is not a file (a directory,
+    a FIFO that would block until written to) is left out with a note. A path named as
+    it is, e.g. a FIFO, is read whatever it is."""
     import glob
     import stat
 
     from tf1compat.errors import display_path
     paths = []
     for pattern in patterns:
+        if os.path.isdir(pattern):
+            shown = display_path(pattern)
+            print(f"{command}: error: {shown} is a directory; name the files in it, e.g. "
+                  f"'{os.path.join(shown, '*.tfrecord')}'", file=sys.stderr)
+            return None
         if os.path.lexists(pattern):
             paths.append(pattern)
             continue
@@ -79,22 +84,25 @@ def _expand_files(patterns):
             if stat.S_ISREG(mode):
                 matches.append(match)
             elif stat.S_ISDIR(mode):
-                print(f"tf1compat: skipping directory {display_path(match)}", file=sys.stderr)
+                print(f"{command}: skipping directory {display_path(match)}", file=sys.stderr)
             else:
-                print(f"tf1compat: skipping {display_path(match)}: not a regular file (a "
+                print(f"{command}: skipping {display_path(match)}: not a regular file (a "
                       "FIFO?); name it without a pattern to read it", file=sys.stderr)
         if not matches:
-            print(f"tf1compat: no file matches {pattern!r}", file=sys.stderr)
+            print(f"{command}: error: no file matches {pattern!r}", file=sys.stderr)
             return None
         paths.extend(matches)
     return list(dict.fromkeys(paths))
 
 
-def _unreadable(path, error):
-    """Why ``path`` cannot be read, for a one-line report."""
+def _report_unreadable(command, path, error):
+    """Say on stderr why ``path`` cannot be read, in one line."""
+    from tf1compat.errors import display_path
     if os.path.islink(path) and not os.path.exists(path):
-        return f"dangling symbolic link to {os.readlink(path)!r}"
-    return error.strerror or str(error)
+        why = f"dangling symbolic link to {os.readlink(path)!r}"
+    else:
+        why = error.strerror or str(error)
+    print(f"{command}: {display_path(path)}: cannot read ({why})", file=sys.stderr)
 
 
 def _compression_argument(args):
@@ -122,7 +130,8 @@ def _run_inspect(args):
 
     from tf1compat import example, tfrecord
     from tf1compat.errors import CorruptRecordError, display_path
-    paths = _expand_files(args.files)
+    command = "tf1compat inspect"
+    paths = _expand_files(command, args.files)
     if paths is None:
         return 2
     combined, status = example.Schema(), 0
@@ -137,14 +146,16 @@ def _run_inspect(args):
                 size = max(os.stat(path).st_size, records.bytes_read)
             compression = records.compression
         except OSError as e:
-            print(f"tf1compat: {display_path(path)}: cannot read ({_unreadable(path, e)})",
-                  file=sys.stderr)
+            _report_unreadable(command, path, e)
             status = 1
             continue
-        except ValueError as e:  # CorruptRecordError is a ValueError
-            where = "" if isinstance(e, CorruptRecordError) else \
-                f"{display_path(path)}: record {records.count - 1}: "
-            print(f"tf1compat: {where}{e}", file=sys.stderr)
+        except CorruptRecordError as e:
+            print(f"{command}: {e}", file=sys.stderr)
+            status = 1
+            continue
+        except ValueError as e:  # the record is not an Example
+            print(f"{command}: {display_path(path)}: record {records.count - 1:,} at byte "
+                  f"{records.record_offset:,}: {e}", file=sys.stderr)
             status = 1
             continue
         packing = f", {compression}-compressed" if compression else ""
@@ -170,24 +181,25 @@ def _add_verify(subparsers):
 
 def _run_verify(args):
     from tf1compat import tfrecord
-    from tf1compat.errors import display_path
-    paths = _expand_files(args.files)
+    command = "tf1compat verify"
+    paths = _expand_files(command, args.files)
     if paths is None:
         return 2
-    bad = 0
+    bad = unreadable = 0
     for path in paths:
         try:
             report = tfrecord.verify(path, _compression_argument(args))
         except OSError as e:
-            print(f"{display_path(path)}: cannot read ({_unreadable(path, e)})")
-            bad += 1
+            _report_unreadable(command, path, e)
+            unreadable += 1
             continue
         print(report)
         for error in report.errors:
             print(f"  {error}")
         bad += not report.ok
-    print(f"{len(paths)} file(s) checked, {bad} bad")
-    return 1 if bad else 0
+    print(f"{len(paths):,} file(s) checked, {bad:,} bad"
+          + (f", {unreadable:,} unreadable" if unreadable else ""))
+    return 1 if bad or unreadable else 0
 
 
 def _add_compare(subparsers):
@@ -249,10 +261,10 @@ def _run_compare(args):
             report = compare_split(args.dataset, args.split, args.dataset_dir, items,
                                    ordered=not args.unordered, num_readers=args.num_readers)
     except LoweringError as e:
-        print(f"tf1compat compare: {e}", file=sys.stderr)
+        print(f"tf1compat compare: {error_line('compare', e)}", file=sys.stderr)
         return 1
     except (TypeError, ValueError) as e:    # PipelineConfigError, UnknownItemError too
-        print(f"tf1compat compare: error: {e}", file=sys.stderr)
+        print(f"tf1compat compare: error: {error_line('compare', e)}", file=sys.stderr)
         return 2
     print(report)
     return 0 if report.equal else 1
@@ -434,7 +446,43 @@ def build_parser():
         if command_parser.get_default("quiet") is None:  # the converters have their own
             command_parser.add_argument("--quiet", action="store_true",
                                         help="no progress bars (as TQDM_DISABLE=1)")
+        command_parser.set_defaults(command_parser=command_parser)
     return parser
+
+
+# the library's argument names -> the flag (or operand) that sets them, per command
+_FLAGS = {
+    "inspect": {"sample": "--sample", "compression": "--compression"},
+    "verify": {"compression": "--compression"},
+    "compare": {"max_examples": "--max-examples", "num_readers": "--num-readers",
+                "split_name": "--split", "dataset_dir": "--dataset-dir", "items": "--items"},
+    "convert-cifar10": {"num_shards": "--shards", "image_format": "--format",
+                        "workers": "--workers", "overwrite": "--overwrite",
+                        "beam_options": "--beam-options", "runner": "--runner",
+                        "source": "SOURCE", "output_dir": "OUTPUT_DIR"},
+    "convert-images": {"num_shards": "--shards", "validation_fraction": "--validation-fraction",
+                       "seed": "--seed", "on_error": "--on-error", "name": "--name",
+                       "workers": "--workers", "beam_options": "--beam-options",
+                       "runner": "--runner", "source_dir": "SOURCE", "output_dir": "OUTPUT_DIR"},
+    "run": {"grace_period": "--grace-period"},
+    "demo": {"seed": "--seed", "workdir": "--workdir"},
+}
+
+
+def error_line(command, error):
+    """``error``'s message as one line, naming options as ``command``'s user types them:
+    ``max_examples=N`` as ``--max-examples N``, ``overwrite=True`` as ``--overwrite``, and
+    the argument a :class:`~tf1compat.errors.PipelineConfigError` is about by its flag."""
+    import re
+    flags = _FLAGS.get(command.removeprefix("tf1compat "), {})
+    text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    for name, flag in flags.items():
+        text = re.sub(rf"(?<![\w-]){name}=True\b", flag, text)
+        text = re.sub(rf"(?<![\w-]){name}=(?=\S)", f"{flag} ", text)
+    argument = getattr(error, "argument", None)
+    if argument in flags:
+        text = re.sub(rf"(?<![\w/.'-]){argument}\b(?!=)", flags[argument], text, count=1)
+    return text
 
 
 @contextlib.contextmanager
@@ -466,7 +514,9 @@ def main(argv=None):
     command = "tf1compat"
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args, unknown = build_parser().parse_known_args(argv)
+            if unknown:  # with the usage of the command they were given to
+                args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
             command = f"tf1compat {args.command}"
             with _progress_bars_off(args.quiet):
                 return args.handler(args)
@@ -481,6 +531,6 @@ def main(argv=None):
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return 128 + signal.SIGPIPE
-    except (Tf1CompatError, OSError) as e:
-        print(f"{command}: error: {e}", file=sys.stderr)
+    except (Tf1CompatError, OSError, ImportError) as e:  # ImportError: TensorFlow, an extra
+        print(f"{command}: error: {error_line(command, e)}", file=sys.stderr)
         return 2

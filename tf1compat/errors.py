@@ -69,6 +69,19 @@ class CorruptRecordError(Tf1CompatError, ValueError):
         self.reason = reason
 
 
+class NotATFRecordFileError(CorruptRecordError):
+    """A file read as TFRecords is not one: no record header at its start, nor in the
+    stretch after it where a damaged first record's successor would be (a PNG, a text
+    file, zeros). ``index`` and ``offset`` are 0; ``reason`` says what was found."""
+
+    def __init__(self, path, reason):
+        super().__init__(path, 0, 0, reason)
+        self.args = (f"{display_path(path)}: not a TFRecord file: {reason}",)
+
+    def __str__(self):
+        return self.args[0]
+
+
 class DatasetFormatError(Tf1CompatError, ValueError):
     """A dataset file (``labels.txt``, a batch file, an image) is not what it should be.
 

@@ -30,7 +30,7 @@ import google_crc32c
 import numpy as np
 
 from tf1compat._checks import check_choice, check_path
-from tf1compat.errors import CorruptRecordError, display_path
+from tf1compat.errors import CorruptRecordError, NotATFRecordFileError, display_path
 from tf1compat.records._files import lock_while_open, name_path, remove_unless_locked
 from tf1compat.records._progress import progress_bar
 
@@ -339,13 +339,33 @@ def _compression_hint(head):
     return f"; the file looks {kind}-compressed: pass compression={kind!r} (or 'auto')"
 
 
+def _not_a_tfrecord_file(path, cursor, header, error):
+    """The NotATFRecordFileError for a stream whose first header (``header``) is bad
+    (``error``): shorter than a header, or with a length CRC mismatch and no valid
+    header in the chunk after it (where a damaged first record's successor would be
+    found); None when it looks like a damaged TFRecord file."""
+    if len(header) < _HEADER_SIZE:
+        return NotATFRecordFileError(path, f"{len(header)} bytes, shorter than a record "
+                                           f"header ({_HEADER_SIZE} bytes)")
+    if error.recovery != "resync":
+        return None
+    ahead = cursor.read(_CHUNK)
+    cursor.unread(ahead)
+    if _first_header(header[1:] + ahead) is not None:
+        return None
+    return NotATFRecordFileError(
+        path, f"no record header at its start ({error.reason}) nor in the "
+              f"{_CHUNK >> 20} MiB after it{_compression_hint(header)}")
+
+
 class RecordIterator:
     """Iterator over the records of one TFRecord file; ``iter_records`` makes it.
 
     Yields each record's data as an independent ``bytes`` object. Attributes:
     ``path``; ``count``, records yielded so far; ``skipped``, one
     :class:`~tf1compat.errors.CorruptRecordError` per bad record passed over in
-    ``on_error="skip"`` mode, in file order; ``bytes_read``, bytes read from the
+    ``on_error="skip"`` mode, in file order; ``record_offset``, where the last record
+    yielded starts (in the uncompressed stream); ``bytes_read``, bytes read from the
     file so far; ``compression``, None, "GZIP" or "ZLIB" once the file is open
     (detected for "auto"). Closing it (or leaving its ``with`` block) closes the file.
     ``on_read(n)``, when given, is called with the size of each read of the file (to
@@ -357,6 +377,7 @@ class RecordIterator:
         self.path = check_path("iter_records", "path", path)
         self.count = 0
         self.skipped = []
+        self.record_offset = None
         self._file_bytes = None
         self.compression = _compression_type(compression, True) or None
         self._records = self._iter_records(verify, self.compression, on_error, on_read)
@@ -397,18 +418,18 @@ class RecordIterator:
                         return
                     data = _read_frame(cursor, header, verify)
                 except _FrameError as e:
-                    reason = e.reason
-                    if start == 0 and e.recovery == "resync" and not compression:
-                        reason += _compression_hint(header)
-                    error = CorruptRecordError(self.path, index, start, reason)
+                    error = CorruptRecordError(self.path, index, start, e.reason)
+                    if start == 0:
+                        error = _not_a_tfrecord_file(self.path, cursor, header, e) or error
                     if on_error == "raise":
                         raise error from None
                     self.skipped.append(error)
-                    if e.recovery is None:
+                    if e.recovery is None or isinstance(error, NotATFRecordFileError):
                         return
                     if e.recovery == "resync":
                         window = header[1:]
                     continue
+                self.record_offset = start
                 yield data
 
 
@@ -451,8 +472,9 @@ class VerifyReport:
         return not self.errors
 
     def __str__(self):
-        status = "ok" if self.ok else f"{len(self.errors)} corrupt"
-        return (f"{display_path(self.path)}: {self.records} records, "
+        status = "ok" if self.ok else "not a TFRecord file" if isinstance(
+            self.errors[0], NotATFRecordFileError) else f"{len(self.errors):,} corrupt"
+        return (f"{display_path(self.path)}: {self.records:,} records, "
                 f"{self.size_bytes:,} bytes, {status}")
 
 
