@@ -496,7 +496,7 @@ def test_cli_convert_cifar10(source, tmp_path, capsys):
                      "--workers", "1"]) == 0
     assert "skipped" in capsys.readouterr().out
     assert cli.main(["convert-cifar10", str(tmp_path / "nothing"), str(out)]) == 2
-    assert "source" in capsys.readouterr().err
+    assert "SOURCE" in capsys.readouterr().err  # the operand, as the usage names it
 
 
 def test_cli_convert_cifar10_truncated_archive(tmp_path, capsys):

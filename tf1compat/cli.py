@@ -319,12 +319,12 @@ def _run_converter(command, convert, *args, **kwargs):
     try:
         summary = convert(*args, **kwargs)
     except ImportError as e:    # runner="beam" without the tf1compat[beam] extra
-        print(f"tf1compat {command}: error: {e}", file=sys.stderr)
+        print(f"tf1compat {command}: error: {error_line(command, e)}", file=sys.stderr)
         return 2
     except (Tf1CompatError, OSError) as e:      # with the shard task it happened in
         where = "; ".join(getattr(e, "__notes__", ()))
-        print(f"tf1compat {command}: error: {e}{f' ({where})' if where else ''}",
-              file=sys.stderr)
+        print(f"tf1compat {command}: error: {error_line(command, e)}"
+              f"{f' ({where})' if where else ''}", file=sys.stderr)
         return 2
     print(summary)
     return 0
