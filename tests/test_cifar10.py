@@ -499,6 +499,18 @@ def test_cli_convert_cifar10(source, tmp_path, capsys):
     assert "SOURCE" in capsys.readouterr().err  # the operand, as the usage names it
 
 
+def test_cli_convert_cifar10_names_a_file_that_is_not_an_archive_in_one_line(tmp_path, capsys,
+                                                                            rng):
+    from tf1compat import cli
+    (tmp_path / "cifar.tar.gz").write_bytes(rng.bytes(5000))
+    assert cli.main(["convert-cifar10", str(tmp_path / "cifar.tar.gz"),
+                     str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (
+        f"tf1compat convert-cifar10: error: {tmp_path}/cifar.tar.gz: cannot extract: not a tar "
+        "archive (plain or gzip, bz2, xz compressed)\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_convert_cifar10_truncated_archive(tmp_path, capsys):
     from tf1compat import cli
     archive = cifar10.make_synthetic(tmp_path, num_train=20, num_test=5, archive=True)

@@ -453,3 +453,13 @@ def test_one_conversion_per_folder_also_through_a_link(tmp_path):
     with Staging(tmp_path / "link", plan_key("first"), what="cifar10.convert"):
         with pytest.raises(BlockingIOError, match=r"\(cifar10.convert, pid "):
             Staging(tmp_path / "out", plan_key("second")).__enter__()
+
+
+@pytest.mark.timeout(30)
+def test_an_output_folder_that_is_a_dangling_link_is_written_through(tmp_path):
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    with pytest.raises(TypeError, match="item 0 is int"):
+        tfrecord.write_sharded([1], tmp_path / "link" / "t", 1)
+    assert listing(tmp_path) == ["link"]                # the target made for it, removed
+    tfrecord.write_sharded([b"a"], tmp_path / "link" / "t", 1)
+    assert listing(tmp_path / "target") == ["t-00000-of-00001.tfrecord"]

@@ -115,7 +115,9 @@ def _extract_archive(archive, staging):
             tar.extractall(target + ".tmp", members=[m for m in tar if m.isfile()],
                            filter="data")
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-        raise CifarFormatError(f"{archive}: cannot extract: {e}", path=archive,
+        reason = ("not a tar archive (plain or gzip, bz2, xz compressed)"
+                  if isinstance(e, tarfile.ReadError) else " ".join(str(e).split()))
+        raise CifarFormatError(f"{archive}: cannot extract: {reason}", path=archive,
                                expected="a CIFAR-10/100 binary .tar.gz") from e
     os.replace(target + ".tmp", target)
     return target

@@ -135,18 +135,13 @@ class Staging:
         self._committed = False
 
     def __enter__(self):
-        self._created_output = not os.path.isdir(self.output_dir)
+        real_output = os.path.realpath(self.output_dir)     # a link to a missing folder too
+        self._created_output = not os.path.isdir(real_output)
         try:
-            while True:
-                try:
-                    self._enter_once()
-                    return self
-                except FileNotFoundError:   # a dead-looking folder of ours, cleared by a twin
-                    continue
-                except BlockingIOError:
-                    if not self.wait:
-                        raise
+            os.makedirs(real_output, exist_ok=True)
+            while not self._enter_once():
                 time.sleep(_WAIT_SECONDS * random.uniform(0.5, 1.5))   # apart from a twin
+            return self
         except BaseException:
             self._remove_unused_output()
             raise
@@ -155,28 +150,34 @@ class Staging:
         """Remove the output folder if this run created it and it stayed empty."""
         if self._created_output and not self._committed:
             with contextlib.suppress(OSError):
-                os.rmdir(self.output_dir)
+                os.rmdir(os.path.realpath(self.output_dir))
 
     def _enter_once(self):
+        """Lock this run's staging folder, or refuse naming the live conversion that
+        writes into the output folder; False when that one is to be waited for."""
         existed = os.path.isdir(self.path)
         os.makedirs(self.path, exist_ok=True)
-        self._lock = _lock(os.path.join(self.path, _LOCK))
-        if self._lock is None:
-            self._refuse(self.path)
-        live = _live_stagings(self.output_dir, own=self.path)
+        self._lock = _lock(os.path.join(self.path, _LOCK))   # recreates a cleared folder
+        if self._lock is None:                  # a live run of this very plan
+            live = [self.path]
+        else:
+            live = _live_stagings(self.output_dir, own=self.path)
+            if live:
+                self._unlock()
+                if not existed:
+                    shutil.rmtree(self.path, ignore_errors=True)
         if live:
-            self._unlock()
-            if not existed:
-                shutil.rmtree(self.path, ignore_errors=True)
+            if self.wait:
+                return False
             self._refuse(live[0])
         if os.path.exists(os.path.join(self.path, _JOURNAL)):
             _roll_forward(self.path)          # a killed run of this plan was committing
             self._unlock()
-            self._enter_once()
-            return
+            return self._enter_once()
         write_json(os.path.join(self.path, _OWNER), {
             "what": self.what, "pid": os.getpid(), "host": socket.gethostname(),
             "started": time.time()})
+        return True
 
     def _refuse(self, staging):
         raise BlockingIOError(
