@@ -324,7 +324,7 @@ def test_seeded_random_preprocessing_gives_tf1_values(tmp_path):
         image = tf.image.random_flip_left_right(tf.image.random_crop(image, [24, 24, 3]))
         image = tf.image.random_brightness(tf.cast(image, tf.float32), 63)
         batch = tc.batch(image, 5, allow_smaller_final_batch=True)
-        assert "in order: random ops" in tc.describe_lowering(batch)
+        assert "in order: stateful Random" in tc.describe_lowering(batch)
         assert_equal_to_own_lowering(batch, ordered=True, count=24)
 
 

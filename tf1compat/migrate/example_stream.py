@@ -19,22 +19,11 @@ import sys
 
 import numpy as np
 
+from tf1compat.pipeline.graph_model import op_types
+
 __all__ = ["dtype_name", "endless_source", "fingerprint", "infer_legacy_batched",
            "item_digest", "iter_examples", "opened", "why_endless"]
 
-_BATCH_DEQUEUE_OPS = frozenset({"QueueDequeueMany", "QueueDequeueManyV2",
-                                "QueueDequeueUpTo", "QueueDequeueUpToV2"})
-_DEQUEUE_OPS = frozenset({"QueueDequeue", "QueueDequeueV2"})
-_ENQUEUE_OPS = frozenset({"QueueEnqueue", "QueueEnqueueV2"})
-_QUEUE_OPS = frozenset({"FIFOQueue", "FIFOQueueV2", "PaddingFIFOQueue", "PaddingFIFOQueueV2",
-                        "RandomShuffleQueue", "RandomShuffleQueueV2",
-                        "PriorityQueue", "PriorityQueueV2"})
-_READER_OPS = frozenset({"ReaderRead", "ReaderReadV2", "ReaderReadUpTo", "ReaderReadUpToV2"})
-# Ops that can end a pipeline with OutOfRangeError besides a closed queue: the epoch
-# counter of producers with num_epochs, py_func generators, tf.data iterators.
-_ENDING_OPS = frozenset({"CountUpTo", "ResourceCountUpTo", "PyFunc", "PyFuncStateless",
-                         "EagerPyFunc", "IteratorGetNext", "IteratorGetNextSync",
-                         "IteratorGetNextAsOptional"})
 
 
 def _flatten(structure, path=()):
@@ -126,48 +115,49 @@ def _is_batch_output(tensor):
     while op.type == "Identity":
         tensor = op.inputs[0]
         op = tensor.op
-    if op.type in _BATCH_DEQUEUE_OPS:
+    if op.type in op_types.DEQUEUES_BATCH:
         return True
-    if op.type in _DEQUEUE_OPS:
-        enqueues = [c for c in op.inputs[0].consumers() if c.type in _ENQUEUE_OPS]
-        return bool(enqueues) and _is_batch_output(enqueues[0].inputs[1 + tensor.value_index])
+    if op.type in op_types.DEQUEUES_ONE:
+        enqueues = [c for c in op_types.queue_handle(op).consumers()
+                    if c.type in op_types.ENQUEUES_ONE]
+        return bool(enqueues) and _is_batch_output(
+            op_types.enqueued(enqueues[0])[tensor.value_index])
     return False
 
 
 def _queue_consumed(op):
     """The queue op that ``op`` takes elements from (a dequeue or a reader), or None."""
-    if op.type in _DEQUEUE_OPS or op.type in _BATCH_DEQUEUE_OPS:
-        queue = op.inputs[0].op
-    elif op.type in _READER_OPS:
-        queue = op.inputs[1].op
-    else:
+    if op.type not in op_types.DEQUEUES and op.type not in op_types.READS:
         return None
-    return queue if queue.type in _QUEUE_OPS else None
+    queue = op_types.queue_handle(op).op
+    return queue if queue.type in op_types.QUEUES else None
 
 
-def _upstream(op, enqueues_by_queue):
-    """The ops whose end can end ``op``: its inputs (data and control, queue handles
-    aside) and, for a dequeue or a read, the enqueue ops feeding that queue."""
-    ops = [t.op for t in op.inputs if t.op.type not in _QUEUE_OPS] + list(op.control_inputs)
+def _inputs(op):
+    """The ops ``op`` takes data or control from, queue handles aside."""
+    return [t.op for t in op.inputs if t.op.type not in op_types.QUEUES] + \
+        list(op.control_inputs)
+
+
+def _upstream(op, index):
+    """The ops whose end can end ``op``: its inputs and, for a dequeue or a read, the
+    enqueue ops feeding that queue."""
     queue = _queue_consumed(op)
-    if queue is not None:
-        ops += enqueues_by_queue.get(queue.name, [])
-    return ops
+    return _inputs(op) + (index.enqueue_ops(queue.name) if queue is not None else [])
 
 
-def _can_end(op, ends, enqueues_by_queue):
+def _can_end(op, ends, index):
     """Whether ``op`` can stop delivering, given what is known to end so far."""
-    if op.type in _ENDING_OPS:
+    if op.type in op_types.ENDING:
         return True
     queue = _queue_consumed(op)
     if queue is not None:
-        enqueues = enqueues_by_queue.get(queue.name)
+        enqueues = index.enqueue_ops(queue.name)
         # Without a runner the caller feeds (and closes) the queue, which may end it;
         # otherwise it closes once every enqueue op of its runners has ended.
         if not enqueues or all(ends[e.name] for e in enqueues):
             return True
-    inputs = [t.op for t in op.inputs if t.op.type not in _QUEUE_OPS] + list(op.control_inputs)
-    return any(ends[i.name] for i in inputs)
+    return any(ends[i.name] for i in _inputs(op))
 
 
 def endless_source(fetches, graph):
@@ -179,24 +169,21 @@ def endless_source(fetches, graph):
     ends when any of its inputs can. The fixpoint runs over the ops upstream of the
     fetches; of the endless queues the one farthest upstream (the producer) is named.
     """
-    enqueues_by_queue = {}
-    for runner in graph.get_collection("queue_runners"):
-        handle = getattr(runner.queue, "queue_ref", None)
-        if handle is not None:
-            enqueues_by_queue.setdefault(handle.op.name, []).extend(runner.enqueue_ops)
+    from tf1compat.pipeline.graph_model.index import graph_index
+    index = graph_index(graph)
     ops = {}  # name -> op, in breadth-first order from the fetches
     pending = collections.deque(t.op for _, t in _flatten(fetches))
     while pending:
         op = pending.popleft()
         if op.name not in ops:
             ops[op.name] = op
-            pending.extend(_upstream(op, enqueues_by_queue))
+            pending.extend(_upstream(op, index))
     ends = dict.fromkeys(ops, False)
     changed = True
     while changed:
         changed = False
         for name, op in ops.items():
-            if not ends[name] and _can_end(op, ends, enqueues_by_queue):
+            if not ends[name] and _can_end(op, ends, index):
                 ends[name] = changed = True
     if any(ends[t.op.name] for _, t in _flatten(fetches)):
         return None

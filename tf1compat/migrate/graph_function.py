@@ -16,23 +16,14 @@ other op using a stateful resource (tables, queues, readers).
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import ancestors
 
 __all__ = ["GraphFunction", "trace_function", "check_fetch"]
 
-_PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2"})
-_ITERATORS = frozenset({"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional"})
-# How tf.train.batch & co. carry a SparseTensor through a queue: handles into a map.
-_SPARSE_MAPS = frozenset({"AddSparseToTensorsMap", "AddManySparseToTensorsMap",
-                          "TakeManySparseFromTensorsMap"})
 _SPARSE_REASON = ("a SparseTensor through a batching queue (e.g. a VarLenFeature) is not "
                   "lowered; make it dense before batching (tf.sparse.to_dense)")
-_VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp", "TemporaryVariable"})
-# Ops that only pass values on or hold constants: not worth naming in a plan.
-_PLUMBING = frozenset({"Const", "Identity", "IdentityN", "NoOp", "StopGradient"})
 _SHOWN_TYPES = 3
-# Stateful random ops not named Random*: their values depend on the order of calls.
-_RANDOM = frozenset({"TruncatedNormal", "Multinomial", "ParameterizedTruncatedNormal",
-                     "SampleDistortedBoundingBox", "SampleDistortedBoundingBoxV2"})
 
 
 def _is_stateful_resource(dtype):
@@ -41,17 +32,17 @@ def _is_stateful_resource(dtype):
 
 def _check_op(op):
     """Raise LoweringError when ``op`` cannot be part of a tf.data function."""
-    if op.type in _PLACEHOLDERS:
+    if op.type in op_types.PLACEHOLDERS:
         raise LoweringError(
             op.name, op.type, "a placeholder: queue-runner threads never feed it (the queue "
             "pipeline fails here too); use a constant or tf.compat.v1.placeholder_with_default")
-    if op.type in _ITERATORS:
+    if op.type in op_types.ITERATOR_OUTPUTS:
         raise LoweringError(op.name, op.type, "a tf.data iterator's output: this part is "
                             "tf.data already (a fast path, or run --tf-data); lower the "
                             "queue pipeline it came from instead")
-    if op.type in _SPARSE_MAPS:
+    if op.type in op_types.SPARSE_MAPS:
         raise LoweringError(op.name, op.type, _SPARSE_REASON)
-    if op.type in _VARIABLES:
+    if op.type in op_types.VARIABLES:
         raise LoweringError(
             op.name, op.type, "a variable in the per-example path: a tf.data function would "
             "not see its updates; use its value as a constant")
@@ -78,28 +69,12 @@ def trace_function(graph_def, outputs, is_stop=lambda op: False):
     The function's ``inputs`` are the outputs of stop ops that the copied ops
     (or ``outputs`` themselves) use, ordered by op name and output index.
     """
-    ops, inputs, seen = [], set(), set()
-    pending = []
-    for tensor in outputs:
-        if is_stop(tensor.op):
-            inputs.add(tensor)
-        else:
-            pending.append(tensor.op)
-    while pending:
-        op = pending.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        ops.append(op)
-        for tensor in op.inputs:
-            if is_stop(tensor.op):
-                inputs.add(tensor)
-            else:
-                pending.append(tensor.op)
-        pending.extend(c for c in op.control_inputs if not is_stop(c))
+    ops = [op for op in ancestors(outputs, is_stop) if not is_stop(op)]
+    inputs = {t for t in outputs if is_stop(t.op)}
+    inputs.update(t for op in ops for t in op.inputs if is_stop(t.op))
     # Name what the user wrote: a placeholder or a variable before the ops using it.
-    for op in sorted(ops, key=lambda o: (o.type not in _PLACEHOLDERS,
-                                         o.type not in _VARIABLES, o.name)):
+    for op in sorted(ops, key=lambda o: (o.type not in op_types.PLACEHOLDERS,
+                                         o.type not in op_types.VARIABLES, o.name)):
         _check_op(op)
     ordered = sorted(inputs, key=lambda t: (t.op.name, t.value_index))
     return GraphFunction(graph_def, ops, ordered, list(outputs))
@@ -146,27 +121,20 @@ class GraphFunction:
         """Whether the outputs are inputs as they are (nothing computed)."""
         return not self._computed and not self.ops
 
-    def draws_random_numbers(self):
-        """Whether a stateful random op runs (also inside ``tf.cond`` bodies): then the
-        values depend on the order of the calls."""
-        functions = {f.signature.name: f for f in self._graph_def.library.function}
-        pending, seen = [self._graph_def.node], set()
-        while pending:
-            for node in pending.pop():
-                if node.op.startswith("Random") or node.op in _RANDOM:
-                    return True
-                for value in node.attr.values():
-                    for name in [value.func.name, *(f.name for f in value.list.func)]:
-                        if name in functions and name not in seen:
-                            seen.add(name)
-                            pending.append(functions[name].node_def)
-        return False
+    def _in_graph_order(self):
+        order = {node.name: index for index, node in enumerate(self._graph_def.node)}
+        return sorted(self.ops, key=lambda o: order[o.name])
+
+    def stateful_op_types(self):
+        """The types of the ops with outputs that TensorFlow registers as stateful (random
+        ops, py_func, a ``tf.cond`` with one inside, ...), each once, in graph order:
+        their values may depend on the order of the calls (an ``Assert`` has none)."""
+        return list(dict.fromkeys(op.type for op in self._in_graph_order()
+                                  if op.op_def.is_stateful and op.outputs))
 
     def op_types(self):
         """The op types doing the work, in graph order (no constants or identities)."""
-        order = {node.name: index for index, node in enumerate(self._graph_def.node)}
-        return [op.type for op in sorted(self.ops, key=lambda o: order[o.name])
-                if op.type not in _PLUMBING]
+        return [op.type for op in self._in_graph_order() if op.type not in op_types.PLUMBING]
 
     def describe(self):
         """``"5 ops: ParseExampleV2, DecodeRaw, Reshape, ..."`` (counting working ops)."""

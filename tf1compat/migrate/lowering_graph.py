@@ -31,7 +31,6 @@ from tf1compat.migrate.graph_function import trace_function
 from tf1compat.migrate.lowering_plan import (
     Batch,
     Element,
-    HoppedRecords,
     Interleave,
     Map,
     Prefetch,
@@ -40,34 +39,15 @@ from tf1compat.migrate.lowering_plan import (
     Shuffle,
     Values,
 )
-from tf1compat.pipeline.record_datasets import reading_of_op
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import graph_index
+from tf1compat.pipeline.graph_model.readers import reader_settings, spec_of_reader_op
 
 __all__ = ["GraphReader"]
 
-_DEQUEUE_ONE = "QueueDequeueV2"
-_BATCH_DEQUEUES = {"QueueDequeueManyV2": True, "QueueDequeueUpToV2": False}  # -> drop remainder
-_READ = "ReaderReadV2"
-_SOURCES = frozenset({_DEQUEUE_ONE, _READ, *_BATCH_DEQUEUES, "ReaderReadUpToV2"})
-_ENQUEUE, _ENQUEUE_MANY = "QueueEnqueueV2", "QueueEnqueueManyV2"
-_QUEUES = frozenset({"FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2"})
-_COUNT_UP_TO = frozenset({"CountUpTo", "ResourceCountUpTo"})
-_VARIABLE_READS = frozenset({"ReadVariableOp", "VarIsInitializedOp", "Identity",
-                             "IsVariableInitialized"})
-_READERS = {"TFRecordReaderV2": "TFRecordDataset", "TextLineReaderV2": "TextLineDataset",
-            "FixedLengthRecordReaderV2": "FixedLengthRecordDataset",
-            "WholeFileReaderV2": "read_file (whole files)"}
-_READER_ATTRIBUTES = {
-    "TFRecordReaderV2": ("compression_type",),
-    "TextLineReaderV2": ("skip_header_lines",),
-    "FixedLengthRecordReaderV2": ("record_bytes", "header_bytes", "footer_bytes", "hop_bytes",
-                                  "encoding"),
-    "WholeFileReaderV2": (),
-}
-
-
-def _attribute(op, name):
-    value = op.get_attr(name)
-    return value.decode() if isinstance(value, bytes) else value
+_BATCH_DEQUEUES = {op_types.DEQUEUE_MANY: True, op_types.DEQUEUE_UP_TO: False}  # drop remainder
+_SOURCES = frozenset({op_types.DEQUEUE, op_types.READ, *_BATCH_DEQUEUES, op_types.READ_UP_TO})
+_ENQUEUES = frozenset({op_types.ENQUEUE, op_types.ENQUEUE_MANY})
 
 
 @contextlib.contextmanager
@@ -83,7 +63,7 @@ def _downstream_of(step):
 
 
 def _upstream_queue(source):
-    return source.inputs[1 if source.type == _READ else 0].op
+    return op_types.queue_handle(source).op
 
 
 class GraphReader:
@@ -91,9 +71,7 @@ class GraphReader:
 
     def __init__(self, graph):
         self.graph_def = graph.as_graph_def()
-        self.runners = collections.defaultdict(list)   # queue op name -> its QueueRunners
-        for runner in graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
-            self.runners[runner.queue.queue_ref.op.name].append(runner)
+        self.index = graph_index(graph)
         self.lowered_queues = set()
 
     def function(self, outputs):
@@ -104,7 +82,7 @@ class GraphReader:
         sources = list(dict.fromkeys(t.op for t in function.inputs))
         if len(sources) == 1:
             source = sources[0]
-            if source.type == "ReaderReadUpToV2":
+            if source.type == op_types.READ_UP_TO:
                 raise LoweringError(source.name, source.type, "read_up_to is not lowered (it "
                                     "is what the fast paths use); read one record at a time")
             return source
@@ -130,39 +108,32 @@ class GraphReader:
         queue = _upstream_queue(source)
         batch = None
         if source.type in _BATCH_DEQUEUES:
-            batch_size = tf.get_static_value(source.inputs[1])
+            batch_size = tf.get_static_value(op_types.batch_size_input(source))
             if batch_size is None:
                 raise LoweringError(source.name, source.type, "the batch size is not a constant")
             batch = Batch(None, int(batch_size), _BATCH_DEQUEUES[source.type],
-                          queue.type == "PaddingFIFOQueueV2")
+                          queue.type == op_types.PADDING_QUEUE)
         if upstream is None:
             with _downstream_of(batch):
                 upstream = self.queue_elements(queue, [source])
-        if source.type == _READ:
+        if source.type == op_types.READ:
             return self.read_step(upstream, source, needed)
         if batch is not None:
             batch.upstream, upstream = upstream, batch
         return upstream, list(source.outputs)
 
     def read_step(self, upstream, read, needed):
-        reader = read.inputs[0].op
-        if reader.type not in _READERS:
+        reader = op_types.reader_op(read)
+        spec = spec_of_reader_op(reader)
+        if spec is None:
             raise LoweringError(reader.name, reader.type, "a reader without a tf.data "
-                                f"equivalent; lowered readers: {sorted(_READERS)}")
-        arguments = {key: _attribute(reader, key) for key in _READER_ATTRIBUTES[reader.type]}
-        shown = ", ".join(f"{key}={value!r}" for key, value in arguments.items() if value)
-        name = f"{_READERS[reader.type]}({shown})" if shown else _READERS[reader.type]
-        if arguments.get("hop_bytes"):
-            if arguments["encoding"]:
-                raise LoweringError(reader.name, reader.type, "hop_bytes with a compressed "
-                                    "encoding has no tf.data equivalent")
-            arguments.pop("encoding")
-            reading = HoppedRecords(**arguments)
-        else:
-            reading = reading_of_op("to_tf_data", reader)
+                                f"equivalent; lowered readers: {sorted(op_types.READERS)}")
+        if spec.hop_bytes and spec.compression:
+            raise LoweringError(reader.name, reader.type, "hop_bytes with a compressed "
+                                "encoding has no tf.data equivalent")
         key, value = read.outputs
         with_keys = key.name in {t.name for t in needed}
-        step = Read(upstream, reading, name, with_keys)
+        step = Read(upstream, spec, with_keys)
         return step, ([key, value] if with_keys else [value])
 
     # ------------------------------------------------------------ queues
@@ -170,9 +141,10 @@ class GraphReader:
     def queue_elements(self, queue, consumers):
         """The step giving ``queue``'s elements in order; ``consumers`` are the
         dequeues or reads being lowered, and must be all that read the queue."""
-        if queue.type not in _QUEUES:
+        if queue.type not in op_types.INPUT_QUEUES:
             raise LoweringError(queue.name, queue.type, "not a queue that TF1's input "
-                                f"functions build; lowered queues: {sorted(_QUEUES)}")
+                                f"functions build; lowered queues: "
+                                f"{sorted(op_types.INPUT_QUEUES)}")
         if queue.name in self.lowered_queues:
             raise LoweringError(queue.name, queue.type, "this queue is read twice")
         self.lowered_queues.add(queue.name)
@@ -183,10 +155,10 @@ class GraphReader:
                                 f"({others[0].type}); TF1 gives each element to one reader only")
         branches = self.branches(queue, handle)
         shuffle = None
-        if queue.type == "RandomShuffleQueueV2":
-            min_after_dequeue = queue.get_attr("min_after_dequeue")
-            buffer_size = min_after_dequeue if min_after_dequeue > 0 else queue.get_attr("capacity")
-            shuffle = Shuffle(None, buffer_size, (queue.get_attr("seed"), queue.get_attr("seed2")))
+        if queue.type == op_types.SHUFFLE_QUEUE:
+            buffer_size = (op_types.min_after_dequeue(queue) or
+                           op_types.queue_capacity(queue))
+            shuffle = Shuffle(None, buffer_size, op_types.op_seeds(queue))
         # values enqueued as they are (a producer, or shuffle_batch(enqueue_many=True) over
         # in-memory values): the queue's values, shuffled when it is a RandomShuffleQueue
         step = self.producer(branches, consumers)
@@ -194,7 +166,7 @@ class GraphReader:
             with _downstream_of(shuffle):
                 groups = collections.defaultdict(list)   # upstream queue -> [(enqueue, ...)]
                 for enqueue, threads in branches.items():
-                    function = self.function(list(enqueue.inputs[1:]))
+                    function = self.function(op_types.enqueued(enqueue))
                     source = self.single_source(function, "the values enqueued", enqueue)
                     groups[_upstream_queue(source).name].append(
                         (enqueue, threads, function, source))
@@ -205,12 +177,12 @@ class GraphReader:
             return shuffle
         if isinstance(step, Map) and step.function.is_selection and \
                 isinstance(step.upstream, Batch):
-            return Prefetch(step, queue.get_attr("capacity"))
+            return Prefetch(step, op_types.queue_capacity(queue))
         return step
 
     def branches(self, queue, handle):
         """``{enqueue op: threads}`` of the queue runners feeding ``queue``."""
-        runners = self.runners.get(queue.name)
+        runners = self.index.runners.get(queue.name)
         if not runners:
             raise LoweringError(queue.name, queue.type, "no queue runner feeds this queue "
                                 "(is it filled from Python?); lowered queues are fed by "
@@ -223,11 +195,11 @@ class GraphReader:
                                     "in the graph")
             branches.update(runner.enqueue_ops)
         for op in handle.consumers():
-            if op.type in (_ENQUEUE, _ENQUEUE_MANY) and op not in branches:
+            if op.type in _ENQUEUES and op not in branches:
                 raise LoweringError(op.name, op.type, f"enqueues into '{queue.name}' outside "
                                     "its queue runners (from Python?)")
         for op in branches:
-            if op.type not in (_ENQUEUE, _ENQUEUE_MANY):
+            if op.type not in _ENQUEUES:
                 raise LoweringError(op.name, op.type, f"a queue runner of '{queue.name}' "
                                     "runs an op that is not an enqueue")
         return dict(branches)
@@ -237,12 +209,12 @@ class GraphReader:
         if len(branches) != 1:
             return None
         (enqueue, _), = branches.items()
-        if enqueue.type != _ENQUEUE_MANY or len(enqueue.inputs) != 2:
+        if enqueue.type != op_types.ENQUEUE_MANY or len(op_types.enqueued(enqueue)) != 1:
             return None
-        values, num_epochs = enqueue.inputs[1], None
-        counters = [c for c in values.op.control_inputs if c.type in _COUNT_UP_TO]
+        (values,), num_epochs = op_types.enqueued(enqueue), None
+        counters = [c for c in values.op.control_inputs if c.type in op_types.COUNT_UP_TO]
         if values.op.type == "Identity" and counters:
-            values, num_epochs = values.op.inputs[0], counters[0].get_attr("limit")
+            values, num_epochs = values.op.inputs[0], op_types.count_limit(counters[0])
         function = trace_function(self.graph_def, [values],
                                   lambda op: op.type in _SOURCES or _set_once(op) is not None)
         initial = [trace_function(self.graph_def, [_set_once(t.op)]) for t in function.inputs
@@ -250,16 +222,16 @@ class GraphReader:
         if len(initial) < len(function.inputs) or any(f.inputs for f in initial):
             return None
         seeds = None
-        if values.op.type == "RandomShuffle":
-            seeds = (values.op.get_attr("seed"), values.op.get_attr("seed2"))
+        if values.op.type == op_types.RANDOM_SHUFFLE:
+            seeds = op_types.op_seeds(values.op)
         length = values.shape[0] if values.shape.rank else None
-        noun = "files" if all(c.type == _READ for c in consumers) else "values"
+        noun = "files" if all(c.type == op_types.READ for c in consumers) else "values"
         return Values(function, initial, length, num_epochs, seeds, noun)
 
     def group_step(self, group):
         """The step of the branches (enqueue ops) that share one upstream queue."""
         enqueue, threads, function, source = group[0]
-        options = {"threads": threads, "unbatch": enqueue.type == _ENQUEUE_MANY}
+        options = {"threads": threads, "unbatch": enqueue.type == op_types.ENQUEUE_MANY}
         if len(group) == 1:
             return self.mapped(source, function, **options)
         for other, _, other_function, other_source in group[1:]:
@@ -267,7 +239,7 @@ class GraphReader:
                     other_function.signature() != function.signature() or \
                     _reader_config(other_source) != _reader_config(source):
                 raise LoweringError(other.name, other.type, f"the {len(group)} branches "
-                                    f"feeding '{enqueue.inputs[0].op.name}' differ from "
+                                    f"feeding '{_upstream_queue(enqueue).name}' differ from "
                                     f"'{enqueue.name}'; branches reading one queue are lowered "
                                     "when they run the same ops")
         if source.type in _BATCH_DEQUEUES:
@@ -285,14 +257,15 @@ def _set_once(read):
     """The value of the variable ``read`` reads when only its initializer sets it
     (``match_filenames_once``), else None."""
     variable = read.inputs[0].op if read.inputs else None
-    if read.type == "ReadVariableOp" and variable.type == "VarHandleOp":
-        assign = "AssignVariableOp"
+    if read.type == op_types.READ_VARIABLE and variable.type == op_types.RESOURCE_VARIABLE:
+        assign = op_types.ASSIGN_VARIABLE
     elif read.type == "Identity" and variable is not None and \
-            variable.type in ("VariableV2", "Variable"):
-        assign = "Assign"
+            variable.type in op_types.REF_VARIABLES:
+        assign = op_types.REF_ASSIGN
     else:
         return None
-    writers = [op for op in variable.outputs[0].consumers() if op.type not in _VARIABLE_READS]
+    writers = [op for op in variable.outputs[0].consumers()
+               if op.type not in op_types.VARIABLE_READS]
     if len(writers) != 1 or writers[0].type != assign:
         return None
     return writers[0].inputs[1]
@@ -300,9 +273,4 @@ def _set_once(read):
 
 def _reader_config(source):
     """The reader type and attributes behind a read (None for a dequeue)."""
-    if source.type != _READ:
-        return None
-    reader = source.inputs[0].op
-    return reader.type, sorted((key, value.SerializeToString())
-                               for key, value in reader.node_def.attr.items()
-                               if key not in ("container", "shared_name"))
+    return reader_settings(op_types.reader_op(source)) if source.type == op_types.READ else None

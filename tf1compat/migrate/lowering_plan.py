@@ -9,9 +9,8 @@ Elements are flat tuples of tensors (or one tensor).
 """
 
 from tf1compat._tf import tf
-from tf1compat.pipeline.record_datasets import Reading
 
-__all__ = ["Batch", "Element", "HoppedRecords", "Interleave", "Map", "Prefetch", "Read",
+__all__ = ["Batch", "Element", "Interleave", "Map", "Prefetch", "Read",
            "RoundRobin", "Shuffle", "Values", "describe_seed"]
 
 _DEFAULT_GRAPH_SEED = 87654321   # TF1's graph seed when only an op seed is given
@@ -115,37 +114,18 @@ class Values(Step):
         return once.flat_map(all_epochs)
 
 
-class HoppedRecords(Reading):
-    """Overlapping fixed-length records, as TF1 reads them with ``hop_bytes``
-    (tf.data has no such reader): cut from the whole file."""
-
-    kind = "fixed_length"
-
-    def __init__(self, record_bytes, header_bytes, footer_bytes, hop_bytes):
-        self.options = (record_bytes, header_bytes, footer_bytes, hop_bytes)
-
-    def records(self, filename):
-        record_bytes, header_bytes, footer_bytes, hop_bytes = self.options
-        contents = tf.io.read_file(filename)
-        body = tf.strings.length(contents) - header_bytes - footer_bytes
-        count = tf.maximum((body - record_bytes) // hop_bytes + 1, 0)
-        return tf.data.Dataset.range(tf.cast(count, tf.int64)).map(
-            lambda index: tf.strings.substr(
-                contents, header_bytes + tf.cast(index, tf.int32) * hop_bytes, record_bytes))
-
-
 class Read(Step):
     """Each upstream file name read into records as the TF1 reader op would
-    (``reading``, a :class:`~tf1compat.pipeline.record_datasets.Reading`):
+    (``reading``, a :class:`~tf1compat.pipeline.graph_model.readers.ReaderSpec`):
     ``(key, record)`` elements when the pipeline uses the reader's key, else
-    ``record``. ``name`` is the tf.data reader with its arguments."""
+    ``record``."""
 
-    def __init__(self, upstream, reading, name, with_keys):
-        self.upstream, self.reading = upstream, reading
-        self.name, self.with_keys = name, with_keys
+    def __init__(self, upstream, reading, with_keys):
+        self.upstream, self.reading, self.with_keys = upstream, reading, with_keys
 
     def text(self):
-        return f"{self.name} with reader keys" if self.with_keys else self.name
+        name = self.reading.describe()
+        return f"{name} with reader keys" if self.with_keys else name
 
     def apply(self, dataset):
         reading, with_keys = self.reading, self.with_keys
@@ -169,15 +149,16 @@ class Map(Step):
 
     :meth:`link` says where the function's inputs are in the element; ``threads``
     is the number of TF1 threads that ran the ops. The map runs in parallel (order kept)
-    unless the function draws random numbers and TF1 ran it on one thread: then
-    it runs in order, so seeded random ops give TF1's values.
+    unless the function has stateful ops (random ops, py_func) and TF1 ran it on one
+    thread: then it runs in order, so they are called as TF1 calls them.
     """
 
     def __init__(self, upstream, function, threads=1, unbatch=False):
         self.upstream, self.function, self.positions = upstream, function, None
         self.threads, self.unbatch = threads, unbatch
         self.deterministic = threads == 1
-        self.sequential = threads == 1 and function.draws_random_numbers()
+        self.stateful = function.stateful_op_types()
+        self.sequential = threads == 1 and bool(self.stateful)
 
     def link(self, upstream, components):
         """Set the upstream step, whose elements are made of graph tensors ``components``."""
@@ -197,7 +178,7 @@ class Map(Step):
         if self.threads > 1:
             parts.append(f"{self.threads} threads -> parallel")
         elif self.sequential:
-            parts.append("in order: random ops")
+            parts.append(f"in order: stateful {', '.join(self.stateful)}")
         return parts
 
     def text(self):

@@ -66,7 +66,7 @@ def _liftable_parse(op, inputs):
 def _plan_lifting(function):
     """``(parse ops, decode ops)`` lifted to the batch, or None when the function
     cannot run on batches with the same values."""
-    if function.is_selection or function.draws_random_numbers():
+    if function.is_selection or function.stateful_op_types():
         return None
     inputs = {t.name for t in function.inputs}
     parses = [op for op in function.ops if op.type == _PARSE and _liftable_parse(op, inputs)]

@@ -22,73 +22,14 @@ decoder.decode(record, items)   the same call inside ``Dataset.map``
 ==============================  ==================================================
 """
 
-import functools
 import inspect
 
 from tf1compat._checks import check_positive_int
 from tf1compat._tf import tf
-from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate import lowering
+from tf1compat.pipeline.graph_model.readers import spec_of_reader_class
 
 __all__ = ["to_tf_data"]
-
-
-def _tfrecord_records(filename, name=None, options=None):
-    compression = tf.io.TFRecordOptions.get_compression_type_string(options)
-    return tf.data.TFRecordDataset(filename, compression_type=compression)
-
-
-def _text_line_records(filename, skip_header_lines=None, name=None):
-    return tf.data.TextLineDataset(filename).skip(skip_header_lines or 0)
-
-
-def _fixed_length_records(filename, record_bytes, header_bytes=None, footer_bytes=None,
-                          hop_bytes=None, name=None, encoding=None):
-    return tf.data.FixedLengthRecordDataset(
-        filename, record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
-        compression_type=encoding or None)
-
-
-def _whole_file_records(filename, name=None):
-    return tf.data.Dataset.from_tensors(tf.io.read_file(filename))
-
-
-# TF1 reader class name -> function(filename tensor, **reader_kwargs) -> records.
-# The functions take the reader's keyword arguments, ``name`` (unused) included.
-_READER_TO_RECORDS = {
-    "TFRecordReader": _tfrecord_records,
-    "TextLineReader": _text_line_records,
-    "FixedLengthRecordReader": _fixed_length_records,
-    "WholeFileReader": _whole_file_records,
-}
-
-
-def _records_function(reader, reader_kwargs):
-    """The per-file records function for a TF1 reader class (or a subclass of one),
-    with ``reader_kwargs`` bound and checked against the reader's arguments."""
-    names = [getattr(cls, "__name__", "") for cls in getattr(reader, "__mro__", (reader,))]
-    known = next((name for name in names if name in _READER_TO_RECORDS), None)
-    if known is None:
-        reader_name = getattr(reader, "__name__", repr(reader))
-        raise PipelineConfigError(
-            f"to_tf_data: reader {reader_name} has no tf.data equivalent; supported "
-            f"readers (or their subclasses): {sorted(_READER_TO_RECORDS)}",
-            argument="reader", expected=sorted(_READER_TO_RECORDS))
-    records = _READER_TO_RECORDS[known]
-    kwargs = dict(reader_kwargs or {})
-    try:
-        inspect.signature(records).bind("filename", **kwargs)
-    except TypeError as e:
-        valid = list(inspect.signature(records).parameters)[1:]
-        raise PipelineConfigError(
-            f"to_tf_data: reader_kwargs {kwargs} do not fit {known} ({e}); valid "
-            f"arguments: {valid}", argument="reader_kwargs", expected=valid) from e
-    if kwargs.get("hop_bytes"):
-        raise PipelineConfigError(
-            f"to_tf_data: FixedLengthRecordReader hop_bytes={kwargs['hop_bytes']} "
-            "(overlapping records) has no tf.data equivalent; expected hop_bytes 0 or None",
-            argument="reader_kwargs", expected="hop_bytes=None")
-    return tf.autograph.experimental.do_not_convert(functools.partial(records, **kwargs))
 
 
 def _data_files(data_sources):
@@ -134,7 +75,8 @@ def _read_records(files, reader, *, reader_kwargs=None, shuffle=False, num_epoch
     Files are shuffled per epoch when ``shuffle``; ``num_parallel_reads`` files
     are read round-robin (deterministically), like that many TF1 readers.
     """
-    records = _records_function(reader, reader_kwargs)
+    spec = spec_of_reader_class("to_tf_data", reader, reader_kwargs)
+    records = tf.autograph.experimental.do_not_convert(spec.records)
     filenames = tf.data.Dataset.from_tensor_slices(files)
     if shuffle:
         filenames = filenames.shuffle(len(files), seed=seed, reshuffle_each_iteration=True)

@@ -36,8 +36,10 @@ from tf1compat.pipeline._validate import (
     check_shuffling,
     require_graph_mode,
 )
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.readers import spec_of_readers
 from tf1compat.pipeline.queues import TFRecordReader, check_queue_files, queue_files
-from tf1compat.pipeline.record_datasets import build_record_chunks, reading_of
+from tf1compat.pipeline.record_datasets import build_record_chunks
 
 __all__ = ["build_record_batches", "build_example_batches", "build_batches",
            "parse_examples", "files_read_by"]
@@ -93,7 +95,7 @@ def _records_per_read(api, records_per_read, batch_size, reading):
     """``records_per_read``, checked, or by default the multiple of ``batch_size``
     nearest :data:`RECORDS_PER_READ` (one batch of whole files)."""
     if records_per_read is None:
-        if reading.kind == "whole_file":
+        if reading.op_type == op_types.WHOLE_FILE_READER:
             return batch_size
         return batch_size * max(1, round(RECORDS_PER_READ / batch_size))
     check_positive_int(api, "records_per_read", records_per_read)
@@ -128,7 +130,7 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
     capacity = 4 * batch_size if capacity is None and isinstance(batch_size, int) else capacity
     _check_options(api, batch_size, capacity, num_threads, shuffle, min_after_dequeue)
     readers = reader if isinstance(reader, (list, tuple)) else [reader or TFRecordReader()]
-    reading = reading_of(api, readers)
+    reading = spec_of_readers(api, readers)
     check_queue_files(filename_queue, api)  # the names are files: they are read
     records_per_read = _records_per_read(api, records_per_read, batch_size, reading)
     files = queue_files(filename_queue)

@@ -40,16 +40,14 @@ from tf1compat.pipeline._validate import (
     check_shuffling,
     require_graph_mode,
 )
+from tf1compat.pipeline.graph_model import op_types
 
 __all__ = [
     "legacy_graph", "string_input_producer", "slice_input_producer", "input_producer",
     "TFRecordReader", "FixedLengthRecordReader", "WholeFileReader", "TextLineReader",
     "batch", "shuffle_batch", "batch_join", "shuffle_batch_join", "prefetch_queue",
     "shard_files", "queue_files", "resolve_files", "check_queue_files", "check_reader_queues",
-    "READER_OPS",
 ]
-
-READER_OPS = ("ReaderReadV2", "ReaderReadUpToV2", "ReaderRead", "ReaderReadUpTo")
 
 _GLOB_CHARACTERS = frozenset(b"*?[")
 _REMOTE = re.compile(rb"^[A-Za-z][A-Za-z0-9+.-]*://")  # gs://, s3://, hdfs://: TF's file systems
@@ -278,8 +276,8 @@ def check_reader_queues(graph):
     if all(queued.names and not queued.unchecked for queued in registry.values()):
         return
     for op in graph.get_operations():
-        if op.type in READER_OPS and op.inputs[1].op.name in registry:
-            check_queue_files(op.inputs[1], op.inputs[0].op.type)
+        if op.type in op_types.READS and op_types.queue_handle(op).op.name in registry:
+            check_queue_files(op_types.queue_handle(op), op_types.reader_op(op).type)
 
 
 def _static_names(string_tensor):

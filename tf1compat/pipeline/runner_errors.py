@@ -4,7 +4,7 @@ An error raised in a queue-runner thread names only its node (``corrupted record
 at 38``, ``Unknown image file format``), and the consumer sees ``FIFOQueue ... is
 closed and has insufficient elements``. :func:`explain_runner_error` returns an
 ``OpError`` of the same type whose message also says where, using what the graph
-knows about the reader's files (:func:`~tf1compat.pipeline.queues.queue_files`):
+knows about the reader's files (:mod:`tf1compat.pipeline.graph_model`):
 
 * a reader's ``corrupted record at N`` / ``truncated record at N`` is located in
   the reader's files: ``train.tfrecord: record 3 at byte 78: data CRC mismatch``;
@@ -19,32 +19,20 @@ Used by :class:`~tf1compat.SessionIterator` and by run mode (``tf1compat.v1``).
 """
 
 import os
-import re
 import time
 
-from tf1compat._tf import tf, v1
+from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
 from tf1compat.pipeline.fastpath import files_read_by
-from tf1compat.pipeline.queues import READER_OPS, queue_files
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import ancestors, files_read, graph_index
+from tf1compat.pipeline.graph_model.readers import spec_of_reader_op
 from tf1compat.records import tfrecord
 
-__all__ = ["explain_runner_error", "failing_op", "ancestors", "EXPLAINED_MARK"]
+__all__ = ["explain_runner_error", "failing_op", "EXPLAINED_MARK"]
 
 # Appended to every explained message; an error carrying it is not explained twice.
 EXPLAINED_MARK = "\n[tf1compat] "
-
-_READ_OPS = frozenset(READER_OPS)
-_BATCHED_READ_OPS = frozenset({"ReaderReadUpToV2", "ReaderReadUpTo"})
-_DEQUEUE_OPS = frozenset({"QueueDequeueV2", "QueueDequeue"})
-# Ops whose results depend on state outside one record: a replay cannot isolate them.
-_STATEFUL_PREFIXES = ("Queue", "Reader", "Iterator", "MultiDeviceIterator", "Stage",
-                      "Unstage", "Barrier", "Accumulator", "TensorArray")
-_NODE_TAG = re.compile(r"\{\{node ([^}]+)\}\}")
-_CALLER_TAG = re.compile(r"\[\[([^\]{}\s]+)\]\]")  # a graph op that ran a function
-_FUNCTION_TAG = re.compile(r"\{\{function_node ([^}]+)\}\}")
-_NODE_SUFFIX = re.compile(r"\s*\[\[((?:\{\{[a-z_]+ [^}]+\}\})+)\]\]")
-_RECORD_ERROR = re.compile(r"(corrupted|truncated) record at (\d+)")
-_HEADER_BYTES = 12  # uint64 length + uint32 CRC; TensorFlow reports data errors past it
 _FILES_SHOWN = 5
 
 
@@ -56,9 +44,10 @@ def failing_op(error, graph):
     if error.op is not None:
         return error.op
     tags = _node_tags(error.message)
-    match = _NODE_TAG.search(error.message) if tags is None else _NODE_TAG.match(tags)
+    match = (op_types.NODE_TAG.search(error.message) if tags is None
+             else op_types.NODE_TAG.match(tags))
     names = [match.group(1)] if match is not None else []
-    for name in names + _CALLER_TAG.findall(error.message):
+    for name in names + op_types.CALLER_TAG.findall(error.message):
         try:
             op = graph.get_operation_by_name(name)
         except (KeyError, ValueError):
@@ -71,8 +60,8 @@ def failing_op(error, graph):
 def _describe_failing_node(error, op):
     if op is not None:
         return f"op '{op.name}' ({op.type})"
-    functions = _FUNCTION_TAG.findall(error.message)
-    nodes = _NODE_TAG.findall(error.message)
+    functions = op_types.FUNCTION_TAG.findall(error.message)
+    nodes = op_types.NODE_TAG.findall(error.message)
     if functions and nodes:
         return f"op '{nodes[-1]}' of function '{functions[-1]}'"
     return "an unnamed op"
@@ -95,7 +84,7 @@ def explain_runner_error(error, graph, session=None, *,
     files, compression = _files_and_compression(op)
     if files is not None:
         details.append(_locate_reader_error(error, files, compression, deadline))
-    elif session is not None and (op is None or op.type not in _READ_OPS):
+    elif session is not None and (op is None or op.type not in op_types.READS):
         details.append(_replay_failing_record(error, op, graph, session, deadline))
     message = error.message + EXPLAINED_MARK + "; ".join(d for d in details if d)
     return type(error)(error.node_def, error.op, message)
@@ -109,26 +98,19 @@ def _list_files(files):
 
 # ------------------------------------------------------------------ reader errors
 
-def _compression_of(reader_op):
-    """"GZIP", "ZLIB" or None for the TFRecordReader behind a read op."""
-    reader = reader_op.inputs[0].op
-    if reader.type not in ("TFRecordReaderV2", "TFRecordReader"):
-        return None
-    return reader.get_attr("compression_type").decode() or None
-
-
 def _files_and_compression(op):
     """``(files, compression)`` a reader op or a fast path's ``get_next`` reads, when
     known; compression is "GZIP", "ZLIB" or None for TFRecords, else None."""
     if op is None:
         return None, None
-    if op.type not in _READ_OPS:
+    if op.type not in op_types.READS:
         return files_read_by(op) or (None, None)
-    return queue_files(op.inputs[1]), _compression_of(op)
+    spec = spec_of_reader_op(op_types.reader_op(op))
+    return files_read(op), spec and spec.compression
 
 
 def _locate_reader_error(error, files, compression, deadline):
-    match = _RECORD_ERROR.search(error.message)
+    match = op_types.RECORD_ERROR.search(error.message)
     if match and isinstance(error, tf.errors.DataLossError):
         located = _locate_damaged_record(files, int(match.group(2)), compression, deadline)
         if located is not None:
@@ -140,7 +122,7 @@ def _locate_damaged_record(files, offset, compression, deadline):
     """The CorruptRecordError of the file whose record at ``offset`` is damaged.
 
     TensorFlow reports the start of the record, or for a data CRC mismatch the
-    start of its data, 12 bytes later. Only records up to that offset are read.
+    start of its data, after its header. Only records up to that offset are read.
     """
     for path in files:
         if time.monotonic() > deadline:
@@ -150,11 +132,11 @@ def _locate_damaged_record(files, offset, compression, deadline):
         try:
             start = 0
             for data in tfrecord.iter_records(path, compression=compression):
-                start += _HEADER_BYTES + len(data) + 4
+                start += tfrecord.framed_size(len(data))
                 if start > offset:
                     break
         except CorruptRecordError as e:
-            if offset in (e.offset, e.offset + _HEADER_BYTES):
+            if offset in (e.offset, e.offset + tfrecord.HEADER_SIZE):
                 return e
         except OSError:
             continue
@@ -170,49 +152,28 @@ def _size_or_zero(path):
 
 # ------------------------------------------------------------ per-example errors
 
-def ancestors(tensors_or_ops, stop):
-    """Ops reachable backwards from ``tensors_or_ops``; ``stop(op)`` True ends a path."""
-    pending = [getattr(t, "op", t) for t in tensors_or_ops]
-    seen = set()
-    while pending:
-        op = pending.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        if stop(op):
-            continue
-        pending.extend(t.op for t in op.inputs)
-        pending.extend(op.control_inputs)
-    return seen
-
-
 def _enqueued_components(graph, op=None):
     """Per enqueue op of the graph's queue runners, the tensors it enqueues (only
     those computed from ``op``, when given)."""
     groups = []
-    for runner in graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
-        for enqueue in runner.enqueue_ops:
-            components = list(enqueue.inputs[1:])
-            if components and (op is None or op in ancestors(
-                    components, lambda o: o.type in _READ_OPS)):
-                groups.append(components)
+    for enqueue in graph_index(graph).all_enqueue_ops():
+        components = op_types.enqueued(enqueue)
+        if components and (op is None or op in ancestors(
+                components, lambda o: o.type in op_types.READS)):
+            groups.append(components)
     return groups
 
 
 def _reader_feeding(dequeue, graph):
     """For a dequeue from a queue filled straight from readers (tf-slim's common
     queue): the read ops, when every enqueue puts exactly a reader's outputs."""
-    queue_name = dequeue.inputs[0].op.name
     readers = []
-    for runner in graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
-        if runner.queue.name != queue_name:
-            continue
-        for enqueue in runner.enqueue_ops:
-            components = list(enqueue.inputs[1:])
-            read = components[0].op if components else None
-            if read is None or read.type not in _READ_OPS or components != list(read.outputs):
-                return None
-            readers.append(read)
+    for enqueue in graph_index(graph).enqueue_ops(op_types.queue_handle(dequeue).op.name):
+        components = op_types.enqueued(enqueue)
+        read = components[0].op if components else None
+        if read is None or read.type not in op_types.READS or components != list(read.outputs):
+            return None
+        readers.append(read)
     return readers or None
 
 
@@ -223,17 +184,17 @@ def _record_sources(targets, graph):
 
     def stop(op):
         nonlocal isolated
-        if op.type in _READ_OPS:
+        if op.type in op_types.READS:
             sources.update({t: (op, t.value_index) for t in op.outputs})
             return True
-        if op.type in _DEQUEUE_OPS:
+        if op.type in op_types.DEQUEUES_ONE:
             readers = _reader_feeding(op, graph)
             if readers is None:
                 isolated = False
             else:
                 sources.update({t: (readers[0], t.value_index) for t in op.outputs})
             return True
-        if op.type.startswith(_STATEFUL_PREFIXES):
+        if op.type.startswith(op_types.STATEFUL_PREFIXES):
             isolated = False
             return True
         return False
@@ -243,65 +204,33 @@ def _record_sources(targets, graph):
         return None
     readers = [read for read, _ in sources.values()]
     first = readers[0]
-    same_input = all(r.inputs[1].op is first.inputs[1].op and r.type == first.type
-                     for r in readers)
+    same_input = all(op_types.queue_handle(r).op is op_types.queue_handle(first).op
+                     and r.type == first.type for r in readers)
     return sources if same_input else None
 
 
 def _iter_reader_records(read_op):
     """(description, key, value) of every record the reader behind ``read_op`` would
-    read from its queue's files, with TensorFlow's key format per reader type."""
-    files = queue_files(read_op.inputs[1]) or ()
-    reader = read_op.inputs[0].op
-    kind = reader.type.removesuffix("V2")
-    for path in files:
-        if kind == "TFRecordReader":
-            offset = 0
-            records = tfrecord.iter_records(path, compression=_compression_of(read_op))
-            for index, data in enumerate(records):
-                yield f"{path}: record {index} at byte {offset}", f"{path}:{offset}", data
-                offset += _HEADER_BYTES + len(data) + 4
-        elif kind == "WholeFileReader":
-            with open(path, "rb") as f:
-                yield path, path, f.read()
-        elif kind == "TextLineReader":
-            skip = reader.get_attr("skip_header_lines")
-            with open(path, "rb") as f:
-                for number, line in enumerate(f, start=1):
-                    if number > skip:
-                        line = line.removesuffix(b"\n").removesuffix(b"\r")
-                        yield f"{path}: line {number}", f"{path}:{number}", line
-        elif kind == "FixedLengthRecordReader":
-            yield from _iter_fixed_length(reader, path)
-
-
-def _iter_fixed_length(reader, path):
-    header, size, footer, hop = (reader.get_attr(a) for a in (
-        "header_bytes", "record_bytes", "footer_bytes", "hop_bytes"))
-    if hop or reader.get_attr("encoding"):
-        return
-    with open(path, "rb") as f:
-        body = f.read()[header:]
-    body = body[:len(body) - footer]
-    for index in range(len(body) // size):
-        yield (f"{path}: record {index} at byte {header + index * size}", f"{path}:{index}",
-               body[index * size:(index + 1) * size])
+    read from its queue's files."""
+    spec = spec_of_reader_op(op_types.reader_op(read_op))
+    for path in (files_read(read_op) or ()) if spec else ():
+        yield from spec.iter_records(path)
 
 
 def _strip_node(message):
-    return _NODE_SUFFIX.sub("", message).strip()
+    return op_types.NODE_SUFFIX.sub("", message).strip()
 
 
 def _node_tags(message):
     """The ``{{function_node ...}}{{node ...}}`` path of the op that failed."""
-    tags = _NODE_SUFFIX.findall(message)
+    tags = op_types.NODE_SUFFIX.findall(message)
     return tags[-1].strip() if tags else None
 
 
 def _last_node(message):
     """The innermost node named in ``message`` (the one inside a function, if any:
     errors raised by ``Session.run`` drop the ``function_node`` part)."""
-    nodes = _NODE_TAG.findall(message)
+    nodes = op_types.NODE_TAG.findall(message)
     return nodes[-1] if nodes else None
 
 
@@ -333,7 +262,7 @@ def _replay(session, targets, sources, wanted, deadline):
     summary of what was searched)."""
     feeds = list(sources)
     read_op = next(iter(sources.values()))[0]
-    batched = read_op.type in _BATCHED_READ_OPS
+    batched = read_op.type in op_types.READS_UP_TO
     try:
         step = session.make_callable(targets, feed_list=feeds)
     except (ValueError, TypeError, tf.errors.OpError):
@@ -356,5 +285,5 @@ def _replay(session, targets, sources, wanted, deadline):
                     return f"the same error comes from {description} (reader key {key!r})", None
     except (OSError, CorruptRecordError):
         pass
-    files = queue_files(read_op.inputs[1]) or ()
+    files = files_read(read_op) or ()
     return None, f"{_list_files(files)} (none of the {tried} records replayed fails the same way)"

@@ -22,8 +22,10 @@ import weakref
 from tf1compat._checks import check_seconds
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.fastpath import files_read_by
-from tf1compat.pipeline.queues import READER_OPS, check_reader_queues, queue_files
-from tf1compat.pipeline.runner_errors import ancestors, explain_runner_error, failing_op
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import ancestors, files_read
+from tf1compat.pipeline.queues import check_reader_queues
+from tf1compat.pipeline.runner_errors import explain_runner_error, failing_op
 
 __all__ = ["SessionIterator"]
 
@@ -48,10 +50,10 @@ def _graph_of(fetches):
 def _files_read_by_runner(runner):
     """Files the readers behind a queue runner's enqueue ops read, where known."""
     def is_read(op):
-        return op.type in READER_OPS
+        return op.type in op_types.READS
 
     reads = sorted(filter(is_read, ancestors(runner.enqueue_ops, is_read)), key=lambda op: op.name)
-    return list(dict.fromkeys(f for op in reads for f in queue_files(op.inputs[1]) or ()))
+    return list(dict.fromkeys(f for op in reads for f in files_read(op) or ()))
 
 
 def _check_arguments(fetches, config, timeout, join_timeout):

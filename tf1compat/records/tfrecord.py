@@ -44,7 +44,13 @@ _MASK_DELTA = 0xA282EAD8
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 _HEADER_SIZE = _LENGTH.size + _CRC.size
+HEADER_SIZE = _HEADER_SIZE  # bytes before a record's data: its length and the length's CRC
 _CHUNK = 1 << 20
+
+
+def framed_size(length):
+    """Bytes a record of ``length`` data bytes takes in an uncompressed TFRecord file."""
+    return _HEADER_SIZE + length + _CRC.size
 
 
 def crc32c(data):

@@ -10,10 +10,11 @@ TensorFlow's single-example parser drops names, hence the batch of one.
 """
 
 from tf1compat._tf import tf, v1
+from tf1compat.pipeline.graph_model import op_types
 
 # Ops whose outputs are (key, value) for one record: a reader's read, or a
 # dequeue from a two-string queue such as tf-slim's common_queue.
-_KEY_VALUE_OPS = frozenset({"ReaderReadV2", "ReaderRead", "QueueDequeueV2", "QueueDequeue"})
+_KEY_VALUE_OPS = op_types.READS_ONE | op_types.DEQUEUES_ONE
 
 
 def record_key_of(serialized):

@@ -33,6 +33,7 @@ import weakref
 from tf1compat._tf import tf, v1
 from tf1compat.errors import QueueRunnersNotStartedError
 from tf1compat.pipeline import queues
+from tf1compat.pipeline.graph_model.index import graph_index
 from tf1compat.pipeline.runner_errors import explain_runner_error
 
 __all__ = ["QUEUE_API", "BATCHING_NAMES", "QueueRuntime"]
@@ -55,9 +56,6 @@ QUEUE_API = {
 BATCHING_NAMES = ("train.batch", "train.shuffle_batch", "train.batch_join",
                   "train.shuffle_batch_join", "contrib.slim.prefetch_queue.prefetch_queue")
 
-_DEQUEUE_OPS = frozenset({"QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2",
-                          "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo"})
-_READ_OPS = frozenset(queues.READER_OPS)
 _CLOSE_THREAD_SUFFIX = "-close_on_stop"  # name QueueRunner gives its closing thread
 _UPSTREAM_CACHE_SIZE = 64
 _CLOSE_WAIT_WHEN_INTERRUPTED = 0.25  # seconds
@@ -219,27 +217,9 @@ def _graph_elements(graph, values):
 
 
 def _upstream_queues(graph, fetches, feed_dict):
-    """Names of the queues whose elements the fetches wait for, directly or through
-    the enqueue ops of their queue runners; fed tensors cut the path."""
-    enqueues_by_queue = {}
-    for runner in graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
-        enqueues_by_queue.setdefault(runner.queue.name, []).extend(runner.enqueue_ops)
-    fed = set(_graph_elements(graph, list(feed_dict or ())))
-    pending = [getattr(e, "op", e) for e in _graph_elements(graph, fetches)]
-    seen, found = set(), set()
-    while pending:
-        op = pending.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        handle = (op.inputs[0] if op.type in _DEQUEUE_OPS else
-                  op.inputs[1] if op.type in _READ_OPS else None)
-        if handle is not None:
-            found.add(handle.op.name)
-            pending.extend(enqueues_by_queue.get(handle.op.name, ()))
-        pending.extend(t.op for t in op.inputs if t not in fed)
-        pending.extend(op.control_inputs)
-    return frozenset(found)
+    """Names of the queues whose elements the fetches wait for; fed tensors cut the path."""
+    return graph_index(graph).upstream_queues(
+        _graph_elements(graph, fetches), fed=_graph_elements(graph, list(feed_dict or ())))
 
 
 def _element_names(graph, values):

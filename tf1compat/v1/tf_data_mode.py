@@ -21,6 +21,7 @@ import warnings
 from tf1compat._tf import tf
 from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering import replace_with_tf_data
+from tf1compat.pipeline.graph_model import op_types
 from tf1compat.v1 import queue_runtime
 
 __all__ = ["batch_on_tf_data", "drop_no_runners_notice", "TFDataFallbackWarning"]
@@ -75,8 +76,8 @@ def _prefetch_on_tf_data(prefetch_queue):
     @functools.wraps(prefetch_queue)
     def prefetch_on_tf_data(tensors, *args, **kwargs):
         leaves = tf.nest.flatten(tensors)
-        if leaves and all(getattr(t, "op", None) is not None and t.op.type == "IteratorGetNext"
-                          for t in leaves):
+        if leaves and all(getattr(t, "op", None) is not None
+                          and t.op.type == op_types.ITERATOR_GET_NEXT for t in leaves):
             return _Prefetched(tensors)
         return prefetch_queue(tensors, *args, **kwargs)
     return prefetch_on_tf_data

@@ -1,0 +1,211 @@
+"""The graph model's assumptions about TensorFlow, each checked against TensorFlow itself:
+op types, input positions, attributes, reader keys, frame sizes and message texts."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tf1compat.pipeline.graph_model import op_types
+
+tf = pytest.importorskip("tensorflow")
+import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
+from tf1compat.migrate.graph_function import trace_function  # noqa: E402
+from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
+from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
+from tf1compat.records import tfrecord  # noqa: E402
+
+pytestmark = pytest.mark.tf
+v1 = tf.compat.v1
+
+_NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES"}
+
+
+def _op_type_names():
+    names = set()
+    for constant, value in vars(op_types).items():
+        if not constant.isupper() or constant in _NOT_OP_TYPES:
+            continue
+        if isinstance(value, str):
+            names.add(value)
+        elif isinstance(value, (frozenset, tuple)):
+            names.update(value)
+    return sorted(names)
+
+
+@pytest.mark.parametrize("op_type", _op_type_names())
+def test_every_op_type_is_registered_in_tensorflow(op_type):
+    assert hasattr(tf.raw_ops, op_type), f"TensorFlow has no op {op_type!r} any more"
+
+
+def test_the_op_types_table_imports_without_tensorflow():
+    code = ("import sys; from tf1compat.pipeline.graph_model import op_types; "
+            "from tf1compat.migrate import example_stream; print('tensorflow' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_queue_runners_collection_name():
+    assert op_types.QUEUE_RUNNERS == v1.GraphKeys.QUEUE_RUNNERS
+
+
+def test_producer_ops_inputs_and_attributes():
+    with tc.legacy_graph() as graph:
+        queue = v1.train.string_input_producer(["a", "b"], num_epochs=3, seed=5, capacity=7)
+    assert queue.queue_ref.op.type == op_types.FIFO_QUEUE
+    assert op_types.queue_capacity(queue.queue_ref.op) == 7
+    runner, = graph.get_collection(op_types.QUEUE_RUNNERS)
+    enqueue, = runner.enqueue_ops
+    assert enqueue.type == op_types.ENQUEUE_MANY
+    assert op_types.queue_handle(enqueue) is queue.queue_ref
+    values, = op_types.enqueued(enqueue)
+    counter, = [c for c in values.op.control_inputs if c.type in op_types.COUNT_UP_TO]
+    assert op_types.count_limit(counter) == 3
+    shuffle = values.op.inputs[0].op
+    assert shuffle.type == op_types.RANDOM_SHUFFLE
+    assert op_types.op_seeds(shuffle)[1] == 5
+
+
+@pytest.mark.parametrize("allow_smaller, dequeue_type", [
+    (False, op_types.DEQUEUE_MANY), (True, op_types.DEQUEUE_UP_TO)])
+def test_batching_ops_inputs_and_attributes(allow_smaller, dequeue_type):
+    with tc.legacy_graph():
+        value = tf.constant(1)
+        batch = v1.train.batch([value], 4, allow_smaller_final_batch=allow_smaller)
+        shuffled = v1.train.shuffle_batch([value], 4, capacity=9, min_after_dequeue=3, seed=2)
+        padded = v1.train.batch([tf.zeros([value])], 4, dynamic_pad=True)
+    assert batch.op.type == dequeue_type
+    assert tf.get_static_value(op_types.batch_size_input(batch.op)) == 4
+    queue = op_types.queue_handle(shuffled.op).op
+    assert queue.type == op_types.SHUFFLE_QUEUE
+    assert (op_types.queue_capacity(queue), op_types.min_after_dequeue(queue)) == (9, 3)
+    assert op_types.op_seeds(queue)[1] == 2
+    assert op_types.queue_handle(padded.op).op.type == op_types.PADDING_QUEUE
+    enqueues = [c for c in op_types.queue_handle(batch.op).consumers()
+                if c.type in op_types.ENQUEUES_ONE]
+    assert [t.op for t in op_types.enqueued(enqueues[0])] == [value.op]
+
+
+def _write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+    return str(path)
+
+
+def _reader_files(tmp_path, reader_class):
+    if reader_class is v1.TFRecordReader:
+        path = str(tmp_path / "data.tfrecord")
+        with tf.io.TFRecordWriter(path) as writer:
+            for record in (b"a", b"bcd", b"", b"efgh" * 9):
+                writer.write(record)
+        return [path], {}
+    if reader_class is v1.FixedLengthRecordReader:
+        return ([_write(tmp_path / "fixed.bin", b"HH" + bytes(range(12)) + b"F")],
+                {"record_bytes": 3, "header_bytes": 2, "footer_bytes": 1})
+    if reader_class is v1.TextLineReader:
+        return ([_write(tmp_path / "lines.txt", b"head\na\r\nbb\n\nccc")],
+                {"skip_header_lines": 1})
+    return [_write(tmp_path / "one.bin", b"whole"), _write(tmp_path / "two.bin", b"")], {}
+
+
+def _tf1_keys_and_records(reader_class, files, settings):
+    with tc.legacy_graph():
+        queue = v1.train.string_input_producer(files, num_epochs=1, shuffle=False)
+        reader = reader_class(**settings)
+        key, value = reader.read(queue)
+        with v1.Session() as session:
+            session.run(v1.local_variables_initializer())
+            coordinator = v1.train.Coordinator()
+            threads = v1.train.start_queue_runners(session, coordinator)
+            found = []
+            try:
+                while True:
+                    found.append(tuple(session.run([key, value])))
+            except tf.errors.OutOfRangeError:
+                pass
+            coordinator.request_stop()
+            coordinator.join(threads)
+    return found, reader.reader_ref.op, key.op
+
+
+@pytest.mark.parametrize("reader_class", [v1.TFRecordReader, v1.FixedLengthRecordReader,
+                                          v1.TextLineReader, v1.WholeFileReader])
+def test_reader_spec_keys_and_records_are_tensorflows(tmp_path, reader_class):
+    files, settings = _reader_files(tmp_path, reader_class)
+    found, reader_op, read_op = _tf1_keys_and_records(reader_class, files, settings)
+    assert read_op.type == op_types.READ and op_types.reader_op(read_op) is reader_op
+    assert reader_op.type in op_types.READERS
+    spec = spec_of_reader_op(reader_op)
+    assert spec.op_type == reader_op.type
+    assert {key: value for key, value in settings.items()} == spec.arguments()
+    expected = [(key.encode(), data) for path in files
+                for _, key, data in spec.iter_records(path)]
+    assert found == expected and found
+    records = [bytes(r) for path in files for r in spec.records(path).as_numpy_iterator()]
+    assert records == [data for _, data in found]
+
+
+def test_tfrecord_keys_count_framed_sizes(tmp_path):
+    files, _ = _reader_files(tmp_path, v1.TFRecordReader)
+    found, _, _ = _tf1_keys_and_records(v1.TFRecordReader, files, {})
+    offsets = [int(key.rsplit(b":", 1)[1]) for key, _ in found]
+    sizes = [tfrecord.framed_size(len(data)) for _, data in found]
+    assert offsets == list(np.cumsum([0] + sizes[:-1]))
+    assert tfrecord.framed_size(0) - tfrecord.HEADER_SIZE == 4
+
+
+def test_a_damaged_record_message_names_its_offset(tmp_path):
+    path = str(tmp_path / "damaged.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for record in (b"first", b"second"):
+            writer.write(record)
+    data = bytearray(open(path, "rb").read())
+    second = tfrecord.framed_size(len(b"first"))
+    data[second + tfrecord.HEADER_SIZE] ^= 0xFF             # the second record's data
+    _write(path, bytes(data))
+    with pytest.raises(tf.errors.DataLossError) as caught:
+        _tf1_keys_and_records(v1.TFRecordReader, [path], {})
+    match = op_types.RECORD_ERROR.search(caught.value.message)
+    assert match is not None, caught.value.message
+    assert int(match.group(2)) in (second, second + tfrecord.HEADER_SIZE)
+
+
+def test_node_tags_name_the_failing_op():
+    with tc.legacy_graph():
+        size = v1.placeholder_with_default(5, [])
+        bad = tf.reshape(tf.range(size), [2, 2], name="bad_reshape")
+        with v1.Session() as session, pytest.raises(tf.errors.InvalidArgumentError) as caught:
+            session.run(bad)
+    assert op_types.NODE_TAG.findall(caught.value.message)[-1] == "bad_reshape"
+    assert op_types.NODE_SUFFIX.search(caught.value.message) is not None
+
+
+def test_index_is_cached_until_the_graph_changes():
+    with tc.legacy_graph() as graph:
+        queue = v1.train.string_input_producer(["a"], shuffle=False)
+        index = graph_index(graph)
+        assert graph_index(graph) is index
+        name = queue.queue_ref.op.name
+        assert [op.type for op in index.enqueue_ops(name)] == [op_types.ENQUEUE_MANY]
+        element = queue.dequeue()
+        batch = v1.train.batch([element], 2)
+        rebuilt = graph_index(graph)
+    batch_queue = op_types.queue_handle(batch.op).op.name
+    assert rebuilt is not index and batch_queue in rebuilt.runners
+    assert rebuilt.upstream_queues([batch]) == {batch_queue, name}
+    assert rebuilt.upstream_queues([batch], fed=[element]) == {batch_queue}
+
+
+def test_stateful_ops_are_tensorflows_with_outputs_only():
+    with tc.legacy_graph() as graph:
+        value = tf.constant(1.0)
+        checked = tf.raw_ops.Assert(condition=value > 0, data=[value])
+        with tf.control_dependencies([checked]):
+            noisy = value + v1.random_uniform([], seed=1)
+        shifted = v1.py_func(lambda x: x + 1, [noisy], tf.float32)
+        plain = tf.sqrt(value)
+    function = trace_function(graph.as_graph_def(), [shifted])
+    assert function.stateful_op_types() == ["RandomUniform", "PyFunc"]
+    assert trace_function(graph.as_graph_def(), [plain]).stateful_op_types() == []

@@ -1,0 +1,83 @@
+"""The queues of one graph, their queue runners and enqueue ops, and the walks over them.
+
+:func:`graph_index` builds a :class:`GraphIndex` once per graph and builds it again
+only when ops or queue runners were added or removed since.
+"""
+
+import weakref
+
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.queues import queue_files
+
+__all__ = ["GraphIndex", "graph_index", "ancestors", "files_read"]
+
+_INDEXES = weakref.WeakKeyDictionary()  # graph -> (version, GraphIndex)
+
+
+def ancestors(tensors_or_ops, stop=lambda op: False):
+    """Ops reachable backwards from ``tensors_or_ops`` through data and control inputs;
+    ``stop(op)`` True ends a path (the op itself is included)."""
+    pending = [getattr(t, "op", t) for t in tensors_or_ops]
+    seen = set()
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if stop(op):
+            continue
+        pending.extend(t.op for t in op.inputs)
+        pending.extend(op.control_inputs)
+    return seen
+
+
+def files_read(read):
+    """The files the reader of read op ``read`` reads, when its queue's are known."""
+    return queue_files(op_types.queue_handle(read))
+
+
+class GraphIndex:
+    """The queue runners of a graph by queue, and what follows from them."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.runners = {}          # queue op name -> its QueueRunners
+        for runner in graph.get_collection(op_types.QUEUE_RUNNERS):
+            self.runners.setdefault(runner.queue.queue_ref.op.name, []).append(runner)
+
+    def enqueue_ops(self, queue_name):
+        """The enqueue ops the queue runners of queue ``queue_name`` run."""
+        return [op for runner in self.runners.get(queue_name, ()) for op in runner.enqueue_ops]
+
+    def all_enqueue_ops(self):
+        return [op for runners in self.runners.values() for runner in runners
+                for op in runner.enqueue_ops]
+
+    def upstream_queues(self, tensors_or_ops, fed=()):
+        """Names of the queues whose elements ``tensors_or_ops`` wait for, directly or
+        through the enqueue ops of their queue runners; tensors in ``fed`` cut the path."""
+        fed = set(fed)
+        pending = [getattr(t, "op", t) for t in tensors_or_ops]
+        seen, found = set(), set()
+        while pending:
+            op = pending.pop()
+            if op in seen:
+                continue
+            seen.add(op)
+            if op.type in op_types.DEQUEUES or op.type in op_types.READS:
+                queue = op_types.queue_handle(op).op.name
+                found.add(queue)
+                pending.extend(self.enqueue_ops(queue))
+            pending.extend(t.op for t in op.inputs if t not in fed)
+            pending.extend(op.control_inputs)
+        return frozenset(found)
+
+
+def graph_index(graph):
+    """The :class:`GraphIndex` of ``graph``, cached while its ops and runners stay."""
+    version = (graph.version,
+               tuple(map(id, graph.get_collection(op_types.QUEUE_RUNNERS))))
+    cached = _INDEXES.get(graph)
+    if cached is None or cached[0] != version:
+        cached = _INDEXES[graph] = (version, GraphIndex(graph))
+    return cached[1]

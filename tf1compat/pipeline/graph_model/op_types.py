@@ -1,0 +1,115 @@
+"""What tf1compat assumes about TensorFlow's graphs, in one place and TF-free.
+
+Op types (V2 ops take resource handles; the TF1-era ones, refs), the inputs
+they take by position, the attributes read, and the texts of the error messages
+parsed. ``tests/test_graph_model.py`` checks each against TensorFlow.
+"""
+
+import re
+
+QUEUE_RUNNERS = "queue_runners"  # tf.compat.v1.GraphKeys.QUEUE_RUNNERS
+
+# ------------------------------------------------------------------- queues
+FIFO_QUEUE, PADDING_QUEUE = "FIFOQueueV2", "PaddingFIFOQueueV2"
+SHUFFLE_QUEUE = "RandomShuffleQueueV2"
+INPUT_QUEUES = frozenset({FIFO_QUEUE, PADDING_QUEUE, SHUFFLE_QUEUE})  # what TF1's input API builds
+QUEUES = INPUT_QUEUES | {"PriorityQueueV2", "FIFOQueue", "PaddingFIFOQueue",
+                         "RandomShuffleQueue", "PriorityQueue"}
+ENQUEUE, ENQUEUE_MANY = "QueueEnqueueV2", "QueueEnqueueManyV2"
+ENQUEUES_ONE = frozenset({ENQUEUE, "QueueEnqueue"})
+ENQUEUES = ENQUEUES_ONE | {ENQUEUE_MANY, "QueueEnqueueMany"}
+DEQUEUE, DEQUEUE_MANY, DEQUEUE_UP_TO = "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"
+DEQUEUES_ONE = frozenset({DEQUEUE, "QueueDequeue"})
+DEQUEUES_BATCH = frozenset({DEQUEUE_MANY, DEQUEUE_UP_TO, "QueueDequeueMany", "QueueDequeueUpTo"})
+DEQUEUES = DEQUEUES_ONE | DEQUEUES_BATCH
+
+# ------------------------------------------------------------------- readers
+READ, READ_UP_TO = "ReaderReadV2", "ReaderReadUpToV2"
+READS_ONE = frozenset({READ, "ReaderRead"})
+READS_UP_TO = frozenset({READ_UP_TO, "ReaderReadUpTo"})
+READS = READS_ONE | READS_UP_TO
+TFRECORD_READER, FIXED_LENGTH_READER = "TFRecordReaderV2", "FixedLengthRecordReaderV2"
+TEXT_LINE_READER, WHOLE_FILE_READER = "TextLineReaderV2", "WholeFileReaderV2"
+READERS = (TFRECORD_READER, FIXED_LENGTH_READER, TEXT_LINE_READER, WHOLE_FILE_READER)
+# Attributes every reader op has that name the instance, not how it reads.
+READER_INSTANCE_ATTRIBUTES = ("container", "shared_name")
+
+# ------------------------------------------------------ producers and variables
+COUNT_UP_TO = frozenset({"CountUpTo", "ResourceCountUpTo"})  # num_epochs; attribute "limit"
+RANDOM_SHUFFLE = "RandomShuffle"                              # string_input_producer(shuffle=True)
+RESOURCE_VARIABLE, READ_VARIABLE = "VarHandleOp", "ReadVariableOp"
+ASSIGN_VARIABLE = "AssignVariableOp"
+REF_VARIABLES, REF_ASSIGN = frozenset({"VariableV2", "Variable"}), "Assign"
+VARIABLES = REF_VARIABLES | {RESOURCE_VARIABLE, "TemporaryVariable"}
+# Ops reading a variable without writing it.
+VARIABLE_READS = frozenset({READ_VARIABLE, "VarIsInitializedOp", "Identity",
+                            "IsVariableInitialized"})
+
+# ------------------------------------------------------------- everything else
+PLACEHOLDERS = frozenset({"Placeholder", "PlaceholderV2"})
+ITERATOR_GET_NEXT = "IteratorGetNext"
+ITERATOR_OUTPUTS = frozenset({ITERATOR_GET_NEXT, "IteratorGetNextSync",
+                              "IteratorGetNextAsOptional"})
+# How tf.train.batch & co. carry a SparseTensor through a queue: handles into a map.
+SPARSE_MAPS = frozenset({"AddSparseToTensorsMap", "AddManySparseToTensorsMap",
+                         "TakeManySparseFromTensorsMap"})
+PY_FUNCS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+# Ops that only pass values on or hold constants.
+PLUMBING = frozenset({"Const", "Identity", "IdentityN", "NoOp", "StopGradient"})
+# Ops that can end a pipeline with OutOfRangeError besides a closed queue: the epoch
+# counter of producers with num_epochs, py_func generators, tf.data iterators.
+ENDING = COUNT_UP_TO | PY_FUNCS | ITERATOR_OUTPUTS
+# Op type prefixes of ops whose results depend on state outside one record.
+STATEFUL_PREFIXES = ("Queue", "Reader", "Iterator", "MultiDeviceIterator", "Stage",
+                     "Unstage", "Barrier", "Accumulator", "TensorArray")
+
+
+def queue_handle(op):
+    """The queue handle a dequeue, enqueue or read op takes, or None for other ops."""
+    if op.type in READS:
+        return op.inputs[1]
+    if op.type in DEQUEUES or op.type in ENQUEUES:
+        return op.inputs[0]
+    return None
+
+
+def reader_op(read):
+    """The reader op behind a read op."""
+    return read.inputs[0].op
+
+
+def enqueued(enqueue):
+    """The tensors an enqueue op puts in its queue."""
+    return list(enqueue.inputs[1:])
+
+
+def batch_size_input(dequeue):
+    """The tensor holding a batching dequeue's batch size."""
+    return dequeue.inputs[1]
+
+
+def op_seeds(op):
+    """``(seed, seed2)`` of a random op or a RandomShuffleQueue."""
+    return op.get_attr("seed"), op.get_attr("seed2")
+
+
+def count_limit(counter):
+    """The limit of a CountUpTo op (a producer's num_epochs)."""
+    return counter.get_attr("limit")
+
+
+def queue_capacity(queue):
+    return queue.get_attr("capacity")
+
+
+def min_after_dequeue(queue):
+    return queue.get_attr("min_after_dequeue")
+
+
+# ------------------------------------------------------------ message texts
+NODE_TAG = re.compile(r"\{\{node ([^}]+)\}\}")
+CALLER_TAG = re.compile(r"\[\[([^\]{}\s]+)\]\]")  # a graph op that ran a function
+FUNCTION_TAG = re.compile(r"\{\{function_node ([^}]+)\}\}")
+NODE_SUFFIX = re.compile(r"\s*\[\[((?:\{\{[a-z_]+ [^}]+\}\})+)\]\]")
+# A TFRecord reader's damage: the offset of the record, or of its data for a data CRC.
+RECORD_ERROR = re.compile(r"(corrupted|truncated) record at (\d+)")
