@@ -409,6 +409,50 @@ def test_replaced_inside_the_graph_needs_no_initializer(tfrecords):
     assert ids == [*range(21), *range(11)]
 
 
+def _py_func_pipeline(tfrecords, seed):
+    """Ids plus a seeded numpy draw per example, made in a py_func: its values depend
+    on the order of the calls (one runner thread calls it in record order)."""
+    state = np.random.RandomState(seed)
+
+    def augment(x):
+        return (x + state.uniform(size=x.shape)).astype(np.float32)
+
+    _, example = parsed(tfrecords, num_epochs=5)
+    noisy = v1.py_func(augment, [example["x"]], tf.float32, stateful=True)
+    noisy.set_shape([3])
+    return tc.batch({"id": example["id"], "x": noisy}, 4, allow_smaller_final_batch=True)
+
+
+def test_seeded_py_func_keeps_the_queue_values(tfrecords):
+    with tc.legacy_graph():
+        with tc.SessionIterator(_py_func_pipeline(tfrecords, seed=9)) as iterator:
+            queued = np.concatenate([b["x"] for b in iterator])
+    with tc.legacy_graph() as graph:        # kept alive: it holds the py_func
+        batch = _py_func_pipeline(tfrecords, seed=9)
+        assert "in order: stateful PyFunc" in tc.describe_lowering(batch)
+        dataset = tc.to_tf_data(batch)
+    lowered = np.concatenate([b["x"] for b in dataset.as_numpy_iterator()])
+    assert graph.get_operations()
+    assert queued.size == lowered.size == 5 * 21 * 3  # more than 100 values
+    np.testing.assert_array_equal(lowered, queued)
+
+
+def test_a_pipeline_read_outside_its_batching_call_stays_on_queues(tfrecords):
+    from tf1compat.migrate.lowering import queues_replaced, replace_with_tf_data
+
+    with tc.legacy_graph() as graph:
+        key, example = parsed(tfrecords)
+        row = tf.strings.length(key, name="row_key_length")    # reads a record, if run
+        batch = tc.batch(example, 4)
+        with pytest.raises(LoweringError, match="cannot lower op 'row_key_length' "
+                           r"\(StringLength\) .* uses 'ReaderReadV2' \(ReaderReadV2\) "
+                           "outside the batching call") as caught:
+            replace_with_tf_data(batch)
+        assert caught.value.op == row.op.name
+        assert len(graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)) == 2   # still queues
+        assert queues_replaced(graph) == frozenset()
+
+
 # ------------------------------------------------------------ compare and arguments
 
 def test_compare_splits_the_batches_of_a_session_iterator(tfrecords):

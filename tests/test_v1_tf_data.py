@@ -3,6 +3,7 @@ here) give the same outputs with their batching calls on tf.data, without queue-
 threads; what cannot be lowered stays on queues with one warning. Programs run in
 subprocesses (run mode changes the process), as few as the checks allow."""
 
+import json
 import math
 import os
 import pathlib
@@ -229,3 +230,67 @@ def test_each_prefetch_dequeue_on_tf_data_takes_its_own_batch(monkeypatch, tmp_p
                 sess.run(clones)
     assert runs == [[[4 * i, 4 * i + 1], [4 * i + 2, 4 * i + 3]] for i in range(3)]
     assert [n for n in notices if "no queue runners" in n] == []
+
+
+# A seeded numpy augmentation in tf.py_func: one runner thread calls it in record order.
+PY_FUNC = """
+    import sys
+    import numpy as np
+    import tensorflow as tf
+
+    state = np.random.RandomState(11)
+    queue = tf.train.string_input_producer(sys.argv[1:], num_epochs=5, shuffle=False)
+    _, value = tf.TFRecordReader().read(queue)
+    example = tf.parse_single_example(value, {"id": tf.FixedLenFeature([], tf.int64),
+                                              "x": tf.FixedLenFeature([3], tf.float32)})
+    x = tf.py_func(lambda x: (x + state.uniform(size=3)).astype(np.float32),
+                   [example["x"]], tf.float32)
+    x.set_shape([3])
+    ids, xs = tf.train.batch([example["id"], x], 4, allow_smaller_final_batch=True)
+""" + LOOP
+
+
+@pytest.mark.timeout(600)
+def test_seeded_py_func_gives_the_queue_values_on_tf_data(tmp_path, tfrecords):
+    program = write_program(tmp_path, PY_FUNC)
+    queued = run_program(tmp_path, program, *tfrecords, tf_data=False)
+    lowered = run_program(tmp_path, program, *tfrecords)
+    assert reading(lowered.stdout) == reading(queued.stdout)
+    values = [v for line in reading(queued.stdout) if line.startswith("batch")
+              for row in json.loads(line.split("] ", 1)[1]) for v in row]
+    assert len(values) == 5 * 21 * 3 and len(set(values)) > 100
+    assert "runner threads 0" in lowered.stdout.splitlines()
+    assert "stays on queues" not in lowered.stderr
+
+
+# A reader's output fetched with the batch built from it: the batching call cannot see it.
+ROW_AND_BATCH = """
+    import sys
+    import tensorflow as tf
+
+    queue = tf.train.string_input_producer(sys.argv[1:], shuffle=False)
+    _, value = tf.TFRecordReader().read(queue)
+    batch = tf.train.shuffle_batch([value], 4, capacity=20, min_after_dequeue=5, seed=1)
+    with tf.Session() as sess:
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        print(sorted(sess.run({"row": value, "batch": batch})))
+        coord.request_stop()
+        coord.join(threads)
+"""
+
+
+@pytest.mark.timeout(600)
+def test_a_reader_fetched_with_its_batch_ends_instead_of_hanging(tmp_path, tfrecords):
+    program = write_program(tmp_path, ROW_AND_BATCH)
+    queued = run_program(tmp_path, program, *tfrecords, tf_data=False)
+    assert queued.stdout.strip() == "['batch', 'row']"
+    completed = subprocess.run(
+        [sys.executable, "-m", "tf1compat", "run", "--tf-data", "--grace-period", "1",
+         str(program), *tfrecords], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert completed.returncode != 0 and completed.stdout == ""
+    assert "QueueRunnersNotStartedError: sess.run waited 1 s on queue 'input_producer'" \
+        in completed.stderr
+    assert "`tf1compat run --tf-data` moved 'input_producer' to tf.data with the batching " \
+           "call reading it, and this run reads it outside that call" in completed.stderr
+    assert "Run the program without --tf-data" in completed.stderr

@@ -13,15 +13,21 @@ op: the lowering never builds a silently different pipeline.
 """
 
 import concurrent.futures
+import weakref
 
 from tf1compat._tf import tf, v1
+from tf1compat.errors import LoweringError
 from tf1compat.migrate.graph_function import check_fetch
 from tf1compat.migrate.lowering_graph import GraphReader
 from tf1compat.migrate.lowering_plan import Batch, Prefetch
 from tf1compat.migrate.lowering_vectorize import vectorize
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import graph_index
 
 __all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "describe_lowering",
-           "is_graph_fetches"]
+           "is_graph_fetches", "queues_replaced"]
+
+_REPLACED = weakref.WeakKeyDictionary()  # graph -> names of queues whose runners were dropped
 
 
 def is_graph_fetches(value):
@@ -116,13 +122,33 @@ def lower_to_tf_data(fetches):
     return lower(fetches).to_tf_data()
 
 
+def _check_nothing_else_reads(flat):
+    """LoweringError naming an op outside the pipeline that uses what one of its readers
+    or dequeues takes: run, it would wait on a queue whose runners the lowering drops."""
+    ops, _ = graph_index(flat[0].graph).upstream(flat)
+    for op in ops:
+        if op.type in op_types.READS or op.type in op_types.DEQUEUES:
+            for consumer in (c for t in op.outputs for c in t.consumers() if c not in ops):
+                raise LoweringError(
+                    consumer.name, consumer.type, f"uses '{op.name}' ({op.type}) outside "
+                    "the batching call, so the queues it reads keep their runners")
+
+
+def queues_replaced(graph):
+    """Names of the queues of ``graph`` that :func:`replace_with_tf_data` took the runners of."""
+    return _REPLACED.get(graph, frozenset())
+
+
 def replace_with_tf_data(fetches):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` shaped like the fetches, and drops the lowered queues' runners, so no
     thread runs them. The iterator is one-shot (the lowered dataset captures nothing):
-    each session starts it on first use, whatever initializers the program runs."""
+    each session starts it on first use, whatever initializers the program runs.
+
+    A pipeline that something else in the graph computes from raises LoweringError."""
     lowering = lower(fetches)
     flat = tf.nest.flatten(fetches)
+    _check_nothing_else_reads(flat)
     graph = flat[0].graph
     with graph.as_default(), tf.name_scope("tf_data"):
         values = v1.data.make_one_shot_iterator(lowering.build()).get_next()
@@ -130,6 +156,7 @@ def replace_with_tf_data(fetches):
         value.set_shape(fetch.shape)
     runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)
     runners[:] = [r for r in runners if r.queue.queue_ref.op.name not in lowering.queues]
+    _REPLACED[graph] = queues_replaced(graph) | lowering.queues
     return values
 
 

@@ -32,6 +32,7 @@ import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import QueueRunnersNotStartedError
+from tf1compat.migrate.lowering import queues_replaced
 from tf1compat.pipeline import queues
 from tf1compat.pipeline.graph_model.index import graph_index
 from tf1compat.pipeline.runner_errors import explain_runner_error
@@ -228,11 +229,10 @@ def _element_names(graph, values):
 
 def _queues_never_fed(state, session, fetches, feed_dict):
     """The queues this run would wait on whose queue runners were never started
-    in ``session`` (empty in the usual case, cheaply)."""
+    in ``session``, or went to tf.data (empty in the usual case, cheaply)."""
     runners = session.graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)
-    if not runners:
-        return ()
     idle = {runner.queue.name for runner in runners if runner not in state.started}
+    idle |= queues_replaced(session.graph)
     if not idle:
         return ()
     key = (_element_names(session.graph, fetches),
@@ -267,7 +267,9 @@ class _RunModeSession:
         except tf.errors.DeadlineExceededError:
             still_waiting = _queues_never_fed(state, self, fetches, feed_dict)
             if still_waiting:
-                raise QueueRunnersNotStartedError(still_waiting, grace) from None
+                raise QueueRunnersNotStartedError(
+                    still_waiting, grace,
+                    replaced=sorted(queues_replaced(self.graph) & set(still_waiting))) from None
         # Another thread started the runners while this run waited: run it again.
         return self._run_reporting(fetches, feed_dict, options, run_metadata)
 

@@ -53,12 +53,13 @@ class GraphIndex:
         return [op for runners in self.runners.values() for runner in runners
                 for op in runner.enqueue_ops]
 
-    def upstream_queues(self, tensors_or_ops, fed=()):
-        """Names of the queues whose elements ``tensors_or_ops`` wait for, directly or
-        through the enqueue ops of their queue runners; tensors in ``fed`` cut the path."""
+    def upstream(self, tensors_or_ops, fed=()):
+        """``(ops, queue names)``: the ops ``tensors_or_ops`` wait for, directly or through
+        the enqueue ops of queue runners, and the queues on the way; tensors in ``fed``
+        cut the path."""
         fed = set(fed)
         pending = [getattr(t, "op", t) for t in tensors_or_ops]
-        seen, found = set(), set()
+        seen, queues = set(), set()
         while pending:
             op = pending.pop()
             if op in seen:
@@ -66,11 +67,15 @@ class GraphIndex:
             seen.add(op)
             if op.type in op_types.DEQUEUES or op.type in op_types.READS:
                 queue = op_types.queue_handle(op).op.name
-                found.add(queue)
+                queues.add(queue)
                 pending.extend(self.enqueue_ops(queue))
             pending.extend(t.op for t in op.inputs if t not in fed)
             pending.extend(op.control_inputs)
-        return frozenset(found)
+        return seen, frozenset(queues)
+
+    def upstream_queues(self, tensors_or_ops, fed=()):
+        """Names of the queues whose elements ``tensors_or_ops`` wait for (see :meth:`upstream`)."""
+        return self.upstream(tensors_or_ops, fed)[1]
 
 
 def graph_index(graph):
