@@ -140,10 +140,10 @@ def test_without_tensorflow_commands_say_so_in_one_line_and_exit_2(tmp_path, arg
     result = subprocess.run([sys.executable, "-c", BLOCK_TENSORFLOW, *argv], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, result.stderr
-    assert result.stderr == (
-        f"tf1compat {argv[0]}: error: tf1compat's pipeline API needs TensorFlow; install it "
-        "with `pip install tf1compat[cpu]` (or [gpu]). The TFRecord tools (tf1compat.tfrecord, "
-        "tf1compat.example) work without it.\n")
+    assert result.stderr.startswith(f"tf1compat {argv[0]}: error: ")
+    assert "needs TensorFlow (No module named 'tensorflow'): pip install \".[cpu]\"" \
+        in result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize("argv", [["verify", "--bogus", "x"], ["inspect", "x", "--sampel", "3"]])

@@ -79,7 +79,8 @@ def test_a_crash_while_tensorflow_loads_still_prints(tmp_path):
 def test_a_missing_tensorflow_is_named(tmp_path):
     result = run_with_fake_tensorflow(tmp_path, "raise ImportError('no TensorFlow here')")
     assert result.returncode == 1
-    assert "ImportError: tf1compat's pipeline API needs TensorFlow; install it" in result.stderr
+    assert "ImportError: tf1compat's pipeline API needs TensorFlow (no TensorFlow here): " \
+        "pip install \".[cpu]\"" in result.stderr
     assert "no TensorFlow here" in result.stderr  # the cause, chained
 
 

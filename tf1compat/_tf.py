@@ -102,9 +102,9 @@ try:
         import tensorflow as tf
 except ImportError as e:
     raise ImportError(
-        "tf1compat's pipeline API needs TensorFlow; install it with "
-        "`pip install tf1compat[cpu]` (or [gpu]). The TFRecord tools "
-        "(tf1compat.tfrecord, tf1compat.example) work without it.") from e
+        f"tf1compat's pipeline API needs TensorFlow ({e}): pip install \".[cpu]\" (or "
+        "\".[gpu]\") in tf1compat's folder; the TFRecord tools (tf1compat.tfrecord, "
+        "tf1compat.example, inspect, verify) work without it") from e
 
 v1 = tf.compat.v1
 
