@@ -18,8 +18,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CONSTRAINTS = ROOT / "constraints.txt"
-EXTRAS = ("cpu", "beam", "test", "docs", "bench")
-RUNTIME_EXTRAS = ("cpu", "beam", "bench")
+EXTRAS = ("cpu", "beam", "test", "docs", "bench", "s3", "dask")
+RUNTIME_EXTRAS = ("cpu", "beam", "bench", "s3", "dask")
 LOWER_BOUND = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?\s*(?:[^,;]*,)*?\s*>=\s*([^,;\s]+)")
 
 

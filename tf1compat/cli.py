@@ -68,8 +68,16 @@ def _expand_files(command, patterns):
     import stat
 
     from tf1compat.errors import display_path
+    from tf1compat.records import _fs
     paths = []
     for pattern in patterns:
+        if _fs.is_url(pattern):         # an object store: its objects, no FIFOs
+            matches = _fs.glob(pattern)
+            if not matches:
+                print(f"{command}: error: no object matches {pattern!r}", file=sys.stderr)
+                return None
+            paths.extend(matches)
+            continue
         if os.path.isdir(pattern):
             shown = display_path(pattern)
             print(f"{command}: error: {shown} is a directory; name the files in it, e.g. "
@@ -130,6 +138,7 @@ def _run_inspect(args):
 
     from tf1compat import example, tfrecord
     from tf1compat.errors import CorruptRecordError, display_path
+    from tf1compat.records import _fs
     command = "tf1compat inspect"
     paths = _expand_files(command, args.files)
     if paths is None:
@@ -143,7 +152,7 @@ def _run_inspect(args):
                 for record in records:
                     if not args.sample or records.count <= args.sample:
                         schema.add_example(record)
-                size = max(os.stat(path).st_size, records.bytes_read)
+                size = max(_fs.size(path), records.bytes_read)
             compression = records.compression
         except OSError as e:
             _report_unreadable(command, path, e)

@@ -30,6 +30,7 @@ from tf1compat.convert.labels import labels_file_text
 from tf1compat.convert.plan import Plan, build_tasks, plan_key, shard_names
 from tf1compat.convert.runners import build_runner, write_shards
 from tf1compat.errors import CifarFormatError, PipelineConfigError
+from tf1compat.records import _fs
 from tf1compat.records.example import example_to_dict, make_example
 from tf1compat.records.tfrecord import count_records, iter_records
 
@@ -242,10 +243,10 @@ def _labels_file_texts(variant, names_per_byte):
 def _outputs_valid(tasks, output_dir, image_format, label_texts):
     """Whether ``output_dir`` already holds this conversion's complete, intact outputs."""
     for name, text in label_texts.items():
-        path = os.path.join(output_dir, name)
-        if not os.path.isfile(path):
+        path = _fs.join(output_dir, name)
+        if not _fs.exists(path):
             return False
-        with open(path, "rb") as f:
+        with _fs.open_file(path, "rb") as f:
             if f.read() != text.encode():
                 return False
     sizes = {}
@@ -253,8 +254,8 @@ def _outputs_valid(tasks, output_dir, image_format, label_texts):
         sizes[task.name] = sizes.get(task.name, 0) + len(task.inputs)
     try:
         for name, size in sizes.items():
-            path = os.path.join(output_dir, name)
-            if not os.path.isfile(path) or count_records(path) != size:
+            path = _fs.join(output_dir, name)
+            if not _fs.exists(path) or count_records(path) != size:
                 return False
             if size and _first_example(path)["image/format"][0] != image_format.encode():
                 return False
@@ -280,7 +281,11 @@ def _check_convert_arguments(image_format, num_shards):
 
 
 def _checked_output_dir(output_dir):
-    output_dir = os.path.abspath(os.fspath(output_dir))
+    output_dir = _fs.local_path(os.fspath(output_dir))
+    if _fs.is_url(output_dir):      # an object store: prefixes need no creating
+        _fs.filesystem(output_dir)  # a missing extra is named now, before any work
+        return output_dir.rstrip("/")
+    output_dir = os.path.abspath(output_dir)
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise PipelineConfigError(
             f"output_dir {output_dir!r} is a file; expected a directory (created if missing)",
@@ -293,8 +298,9 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     """Convert CIFAR-10 (or CIFAR-100) binary batches to slim's TFRecord layout.
 
     ``source`` is the extracted folder (``cifar-10-batches-bin`` or its parent)
-    or the ``.tar.gz``. Writes ``cifar10_train.tfrecord`` and
-    ``cifar10_test.tfrecord`` (with ``num_shards > 1``:
+    or the ``.tar.gz``; ``output_dir`` a folder or an fsspec URL (``s3://bucket/cifar10``,
+    the ``tf1compat[s3]`` extra; see :mod:`tf1compat.convert.objstore`). Writes
+    ``cifar10_train.tfrecord`` and ``cifar10_test.tfrecord`` (with ``num_shards > 1``:
     ``cifar10_train-00000-of-0000N.tfrecord`` ..., record ``i`` of a split in
     shard ``i % N``) and ``labels.txt`` (``0:airplane`` ...). Records keep source order
     (``data_batch_1..5``, then ``test_batch``) with keys ``image/encoded`` (PNG,
@@ -342,10 +348,10 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     results = write_shards(plan, output_dir, key=key, runner=runner, wait=wait, quiet=quiet,
                            what="cifar10.convert", unit="img")
     variant = planned["variant"]
-    files = {split: [os.path.join(output_dir, name)
+    files = {split: [_fs.join(output_dir, name)
                      for name in _shard_names(variant.name, split, num_shards)]
              for split in variant.splits}
     return ConversionSummary(
         variant.name, output_dir, image_format, planned["counts"], files,
-        sum(os.path.getsize(p) for p in itertools.chain.from_iterable(files.values())),
+        sum(_fs.size(p) for p in itertools.chain.from_iterable(files.values())),
         time.perf_counter() - start, results is None)

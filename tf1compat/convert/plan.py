@@ -4,8 +4,9 @@ A plan is a deterministic list of :class:`ShardTask`: the output file, the refer
 its inputs (file names, record indices, items) and how to turn them into records. Big
 shards are cut into parts (uncompressed TFRecord framing concatenates into the same
 bytes one writer would produce), so that every core has work even for one output file.
-:func:`write_shard` writes one task to a temporary name and renames it, so a retried
-task writes the same bytes. Shard file names are built here, by :func:`shard_names`.
+:func:`write_shard` writes one task to a temporary name and renames it (into an object
+store: a local file uploaded as one object), so a retried task writes the same bytes.
+Shard file names are built here, by :func:`shard_names`.
 """
 
 import dataclasses
@@ -13,10 +14,12 @@ import hashlib
 import json
 import marshal
 import os
+import tempfile
 from collections.abc import Callable
 
 import cloudpickle
 
+from tf1compat.records import _fs
 from tf1compat.records._files import atomic_output
 from tf1compat.records.tfrecord import TFRecordWriter
 
@@ -101,12 +104,30 @@ def build_tasks(name, inputs, to_records, *, max_part_inputs, compression=None):
 
 def write_shard(task, directory, progress=None):
     """Write ``task``'s records to ``directory/task.file_name`` (a temporary name first,
-    renamed when complete) and record the result beside it; returns the ShardResult.
+    renamed when complete; for a URL ``directory``, a local temporary file uploaded as
+    one object) and record the result beside it; returns the ShardResult.
     ``progress(n)`` is called after each input.
 
     An error keeps its type and gains where it happened: attributes ``task`` (the
     shard's file name), ``input_index`` and ``input`` (the input's reference; None
     after the last input, e.g. a full disk at the end), and a note saying so."""
+    if not _fs.is_url(directory):
+        result = _write_records(task, _fs.local_path(directory), progress)
+    else:
+        with tempfile.TemporaryDirectory(prefix="tf1compat-shard-") as local:
+            result = _write_records(task, local, progress)
+            try:
+                fs, base = _fs.filesystem(directory)
+                fs.put_file(os.path.join(local, task.file_name), f"{base}/{task.file_name}")
+            except Exception as e:
+                _add_task_context(e, task, len(task.inputs))
+                raise
+    save_result(directory, result)
+    return result
+
+
+def _write_records(task, directory, progress):
+    """Write ``task``'s records to the local ``directory``; its ShardResult."""
     path = os.path.join(directory, task.file_name)
     skipped = []
     done = 0        # inputs of the task handled
@@ -123,9 +144,7 @@ def write_shard(task, directory, progress=None):
     except Exception as e:
         _add_task_context(e, task, done)
         raise
-    result = ShardResult(task.file_name, writer.count, os.path.getsize(path), tuple(skipped))
-    save_result(directory, result)
-    return result
+    return ShardResult(task.file_name, writer.count, os.path.getsize(path), tuple(skipped))
 
 
 def _add_task_context(error, task, done):
@@ -142,7 +161,7 @@ def _add_task_context(error, task, done):
 
 def save_result(directory, result):
     """Record ``result`` beside its file in ``directory``: the task is complete."""
-    write_json(os.path.join(directory, result.file_name + _RESULT_SUFFIX), {
+    write_json(_fs.join(directory, result.file_name + _RESULT_SUFFIX), {
         "records": result.records, "size_bytes": result.size_bytes,
         "skipped": [[s.reference, s.reason] for s in result.skipped]})
 
@@ -150,12 +169,12 @@ def save_result(directory, result):
 def read_result(directory, task):
     """The task's ShardResult if it completed in ``directory`` (its file, or the shard
     its parts were concatenated into, is still there), else None."""
-    path = os.path.join(directory, task.file_name)
-    if not (os.path.exists(path) or os.path.exists(os.path.join(directory, task.name))):
+    path = _fs.join(directory, task.file_name)
+    if not (_fs.exists(path) or _fs.exists(_fs.join(directory, task.name))):
         return None
     try:
-        with open(path + _RESULT_SUFFIX) as f:
-            data = json.load(f)
+        with _fs.open_file(path + _RESULT_SUFFIX, "rb") as f:
+            data = json.loads(f.read())
     except FileNotFoundError:
         return None
     return ShardResult(task.file_name, data["records"], data["size_bytes"],
@@ -163,8 +182,12 @@ def read_result(directory, task):
 
 
 def write_json(path, data):
-    """Write ``data`` as JSON to ``path`` atomically."""
-    with atomic_output(path) as temporary, open(temporary, "w") as f:
+    """Write ``data`` as JSON to ``path`` atomically (a URL: as one object)."""
+    if _fs.is_url(path):
+        fs, inner = _fs.filesystem(path)
+        fs.pipe_file(inner, json.dumps(data).encode())
+        return
+    with atomic_output(_fs.local_path(path)) as temporary, open(temporary, "w") as f:
         json.dump(data, f)
 
 

@@ -9,6 +9,7 @@ from tf1compat.convert.local import LocalRunner
 from tf1compat.convert.plan import Plan
 from tf1compat.convert.staging import Staging
 from tf1compat.errors import PipelineConfigError
+from tf1compat.records import _fs
 
 RUNNERS = ("local", "beam")
 
@@ -75,16 +76,22 @@ def write_shards(plan, output_dir, *, key, runner="local", workers=None, beam_op
     ``plan`` is a :class:`~tf1compat.convert.plan.Plan` (or a list of tasks), or a
     function of the staging folder returning one (or None: nothing to do), for plans
     whose inputs are prepared there (an extracted archive) or that look at the output
-    folder under its lock. ``key`` identifies the plan
+    folder under its lock. ``output_dir`` may be an fsspec URL (``s3://bucket/prefix``):
+    see :mod:`tf1compat.convert.objstore` for its commit. ``key`` identifies the plan
     (:func:`~tf1compat.convert.plan.plan_key`): a run killed outright is resumed by the
     next run with the same key. Another live conversion into ``output_dir`` raises
     ``BlockingIOError`` naming it, or with ``wait`` is waited for. ``what`` names this
     run (progress bar, a second run's refusal); ``quiet`` hides the progress bar.
     """
     runner = build_runner(runner, workers, beam_options)
-    with Staging(os.fspath(output_dir), key, wait=wait, what=what) as staging:
+    output_dir = _fs.local_path(os.fspath(output_dir))
+    if _fs.is_url(output_dir):
+        from tf1compat.convert.objstore import ObjectStaging as staging_class
+    else:
+        staging_class = Staging
+    with staging_class(output_dir, key, wait=wait, what=what) as staging:
         if callable(plan):
-            plan = plan(staging.path)
+            plan = plan(staging.work_dir)
             if plan is None:
                 return None
         if not isinstance(plan, Plan):

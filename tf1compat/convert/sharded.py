@@ -5,6 +5,7 @@ import collections.abc
 import contextlib
 import functools
 import os
+import tempfile
 import uuid
 from dataclasses import replace
 
@@ -22,6 +23,7 @@ from tf1compat.convert.plan import (
 )
 from tf1compat.convert.runners import write_shards
 from tf1compat.errors import display_path
+from tf1compat.records import _fs
 from tf1compat.records.tfrecord import TFRecordWriter, _check_bytes, _compression_type
 
 _PART_ITEMS = 1024  # items per task (part of a shard)
@@ -31,7 +33,8 @@ def shard_paths(output_pattern, num_shards):
     """File names of a sharded output: ``out/train.tfrecord`` (or ``out/train``) with 8
     shards gives ``out/train-00000-of-00008.tfrecord`` ... ``out/train-00007-of-00008.tfrecord``."""
     num_shards = check_positive_int("shard_paths", "num_shards", num_shards)
-    base = os.fsdecode(check_path("shard_paths", "output_pattern", output_pattern))
+    base = _fs.local_path(os.fsdecode(check_path("shard_paths", "output_pattern",
+                                                 output_pattern)))
     return shard_names(base.removesuffix(".tfrecord"), num_shards)
 
 
@@ -55,7 +58,8 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     the caller. With ``encode``, items that are not a sequence (a generator) are
     gathered into a list first: pass light references (indices, file names) and let
     ``encode`` load them. Without ``encode`` items must already be bytes; they are
-    streamed into the shards in this process.
+    streamed into the shards in this process. ``output_pattern`` may be an fsspec URL
+    (``s3://bucket/data/train.tfrecord``; see :mod:`tf1compat.convert.objstore`).
 
     It is a plan of shard tasks (:mod:`tf1compat.convert`): the shards are staged in
     a hidden folder beside them and moved into place together at the end, so if
@@ -68,8 +72,12 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     check_callable("write_sharded", "encode", encode, allow_none=True)
     runner = LocalRunner(workers)
     compression = _compression_type(compression)
-    names = [os.path.basename(path) for path in paths]
-    directory = os.path.dirname(os.path.abspath(paths[0]))
+    if _fs.is_url(paths[0]):
+        directory, _ = paths[0].rsplit("/", 1)
+        names = [path.rsplit("/", 1)[1] for path in paths]
+    else:
+        names = [os.path.basename(path) for path in paths]
+        directory = os.path.dirname(os.path.abspath(paths[0]))
     what = f"write_sharded {names[0].replace('-00000-', '-*-')}"
     if encode is None:      # written here, from the one iterator; not resumed
         write_shards(Plan([ShardTask(name, (), None) for name in names]), directory,
@@ -104,15 +112,23 @@ def _resume_key(names, items, encode, compression, runner):
 
 def _write_round_robin(records, paths, compression):
     """A runner writing ``records`` round-robin into the shards ``paths`` (one task each),
-    in this process: the records come from one iterator."""
+    in this process: the records come from one iterator. Into an object store they are
+    written to local files first, each uploaded as one object."""
     def run(tasks, directory, progress=None):
         with contextlib.ExitStack() as stack:
-            writers = [stack.enter_context(TFRecordWriter(os.path.join(directory, t.file_name),
-                                                          compression)) for t in tasks]
-            for i, record in enumerate(records):
-                _check_bytes(record, f"{display_path(paths[i % len(paths)])}: item {i} is")
-                writers[i % len(writers)].write(record)
-        for writer, task in zip(writers, tasks, strict=True):
-            save_result(directory, ShardResult(task.file_name, writer.count,
-                                               os.path.getsize(writer.path)))
+            local = directory
+            if _fs.is_url(directory):
+                local = stack.enter_context(tempfile.TemporaryDirectory(prefix="tf1compat-"))
+            with contextlib.ExitStack() as files:
+                writers = [files.enter_context(TFRecordWriter(os.path.join(local, t.file_name),
+                                                              compression)) for t in tasks]
+                for i, record in enumerate(records):
+                    _check_bytes(record, f"{display_path(paths[i % len(paths)])}: item {i} is")
+                    writers[i % len(writers)].write(record)
+            for writer, task in zip(writers, tasks, strict=True):
+                if local != directory:
+                    fs, base = _fs.filesystem(directory)
+                    fs.put_file(writer.path, f"{base}/{task.file_name}")
+                save_result(directory, ShardResult(task.file_name, writer.count,
+                                                   os.path.getsize(writer.path)))
     return run

@@ -122,12 +122,14 @@ class Staging:
     block removes the folder, so without a commit (an exception, Ctrl-C) ``output_dir``
     is as it was (gone, if this run created it); only a run killed outright (or a
     commit failing midway) leaves it behind, for the next run to reuse, clear (or
-    finish).
+    finish). ``work_dir`` (here the staging folder itself) is where a plan prepares its
+    inputs.
     """
 
     def __init__(self, output_dir, key, *, wait=False, what="a conversion"):
         self.output_dir = os.path.abspath(os.fspath(output_dir))
         self.path = os.path.join(self.output_dir, STAGING_PREFIX + key[:16])
+        self.work_dir = self.path
         self.wait = wait
         self.what = what
         self._lock = None

@@ -31,6 +31,7 @@ import numpy as np
 
 from tf1compat._checks import check_choice, check_path
 from tf1compat.errors import CorruptRecordError, NotATFRecordFileError, display_path
+from tf1compat.records import _fs
 from tf1compat.records._files import lock_while_open, name_path, remove_unless_locked
 from tf1compat.records._progress import progress_bar
 
@@ -90,7 +91,7 @@ def detect_compression(path):
     it then reports the damage. (Reading with ``compression="auto"`` detects it
     without opening the file twice, which also works on a FIFO.)
     """
-    with open(path, "rb") as f:
+    with _fs.open_file(path, "rb") as f:
         return _compression_of_head(f.read(_HEADER_SIZE))
 
 
@@ -320,8 +321,9 @@ def _open_record_stream(path, compression, on_read=None):
     record stream of ``path``, the _FileBytes counting what was read of the file, and
     the compression (None, "GZIP" or "ZLIB"; AUTO is detected from the first bytes).
 
-    The file is read once, front to back, so FIFOs and other streams work."""
-    with open(path, "rb", buffering=0) as file:
+    The file is read once, front to back, so FIFOs and other streams work; a URL is
+    read through fsspec."""
+    with _fs.open_file(path, "rb", **({} if _fs.is_url(path) else {"buffering": 0})) as file:
         head = b""
         if compression == AUTO:
             while len(head) < _HEADER_SIZE and (more := file.read(_HEADER_SIZE - len(head))):
@@ -491,7 +493,7 @@ def verify(path, compression=None):
     read from it. A check that takes more than a second shows a progress bar on a
     terminal (never in a pipe or CI)."""
     path = check_path("verify", "path", path)
-    size = os.stat(path).st_size
+    size = _fs.size(path)
     with progress_bar(total=size or None, desc=display_path(os.path.basename(path)), unit="B",
                       unit_scale=True, unit_divisor=1024, leave=False, delay=1.0,
                       file=sys.stderr) as progress, \

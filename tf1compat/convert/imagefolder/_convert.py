@@ -16,6 +16,7 @@ from tf1compat.convert.labels import labels_file_text
 from tf1compat.convert.plan import Plan, SkippedInput, build_tasks, plan_key, shard_names
 from tf1compat.convert.runners import build_runner, write_shards
 from tf1compat.errors import ImageFormatError, PipelineConfigError
+from tf1compat.records import _fs
 from tf1compat.records.example import make_example
 from tf1compat.records.tfrecord import ON_ERROR_CHOICES
 
@@ -176,12 +177,15 @@ def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shar
     if not os.path.isdir(source_dir):
         refuse("source_dir", f"{source_dir!r} is not a directory", "a folder of class folders")
     real_output, real_source = os.path.realpath(output_dir), os.path.realpath(source_dir)
-    if real_output == real_source or real_output.startswith(real_source + os.sep):
+    if _fs.is_url(output_dir):
+        _fs.filesystem(output_dir)      # a missing extra is named now, before any work
+    elif real_output == real_source or real_output.startswith(real_source + os.sep):
         inside = "is" if real_output == output_dir and real_source == source_dir else \
             f"resolves to {real_output!r}, which is"
         refuse("output_dir", f"{output_dir!r} {inside} inside source_dir {source_dir!r}",
                "a folder outside the source")
-    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+    if not _fs.is_url(output_dir) and os.path.exists(output_dir) \
+            and not os.path.isdir(output_dir):
         refuse("output_dir", f"{output_dir!r} is a file", "a directory (created if missing)")
     if not isinstance(name, str) or not name or "/" in name or os.sep in name:
         refuse("name", f"must be a non-empty file name prefix, got {name!r}", "e.g. 'flowers'")
@@ -225,7 +229,8 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     :class:`ImageFolderSummary` (its ``str`` is the summary the CLI prints).
     """
     source_dir = os.path.abspath(os.fspath(source_dir))
-    output_dir = os.path.abspath(os.fspath(output_dir))
+    output_dir = _fs.local_path(os.fspath(output_dir))
+    output_dir = output_dir.rstrip("/") if _fs.is_url(output_dir) else os.path.abspath(output_dir)
     _check_arguments(source_dir, output_dir, name, validation_fraction, num_shards, seed,
                      on_error)
     runner = build_runner(runner, workers, beam_options)
@@ -244,11 +249,11 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     counts = {split: 0 for split in splits}
     for task, result in zip(tasks, results, strict=True):
         counts[split_of[task.name]] += result.records
-    files_out = {split: [os.path.join(output_dir, n) for n in split_names]
+    files_out = {split: [_fs.join(output_dir, n) for n in split_names]
                  for split, split_names in names.items()}
     summary = ImageFolderSummary(
         name, output_dir, tuple(classes), counts, files_out,
         tuple(s for result in results for s in result.skipped),
-        sum(os.path.getsize(p) for paths in files_out.values() for p in paths),
+        sum(_fs.size(p) for paths in files_out.values() for p in paths),
         time.perf_counter() - start)
     return summary

@@ -1,0 +1,217 @@
+"""Conversion into object stores, against a real S3-compatible server (moto in server
+mode, a process on 127.0.0.1 started here): the bytes written on disk, all or nothing
+(staging under a hidden prefix, a journal, a manifest written last), resumed after a
+kill, and the reading tools on URLs."""
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from servers import S3_ENV, moto_server
+
+from tf1compat import cifar10, cli, convert, imagefolder
+from tf1compat.cifar10._convert import encode_png
+from tf1compat.records import tfrecord
+from tf1compat.records.example import make_example
+
+pytestmark = pytest.mark.timeout(180)
+MANIFEST = ".tf1compat-manifest.json"
+_buckets = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """The S3 filesystem of a moto server; this process and the processes it starts
+    reach it through the AWS_* variables (as a user's own credentials would)."""
+    s3fs = pytest.importorskip("s3fs")
+    saved = dict(os.environ)
+    with moto_server() as endpoint:
+        os.environ.update(S3_ENV, AWS_ENDPOINT_URL=endpoint, TQDM_DISABLE="1")
+        s3fs.S3FileSystem.clear_instance_cache()
+        try:
+            yield s3fs.S3FileSystem()
+        finally:
+            s3fs.S3FileSystem.clear_instance_cache()
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+@pytest.fixture
+def bucket(s3):
+    name = f"test-{os.getpid()}-{next(_buckets)}"
+    s3.mkdir(name)
+    return name
+
+
+def objects(s3, prefix):
+    """``{relative name: bytes}`` of every object under ``prefix`` (hidden ones too)."""
+    s3.invalidate_cache()
+    return {path[len(prefix) + 1:]: s3.cat_file(path) for path in s3.find(prefix)}
+
+
+def files_of(directory):
+    return {name: (directory / name).read_bytes() for name in sorted(os.listdir(directory))}
+
+
+def encode(i):
+    return make_example({"i": i, "text": f"item {i}".encode() * (i % 7)})
+
+
+def test_write_sharded_into_s3_writes_the_bytes_written_on_disk(s3, bucket, tmp_path):
+    local = convert.write_sharded(range(3000), tmp_path / "train.tfrecord", 3, workers=0,
+                                  encode=encode)
+    urls = convert.write_sharded(range(3000), f"s3://{bucket}/d/train.tfrecord", 3,
+                                 workers=2, encode=encode)
+    assert [u.rsplit("/", 1)[1] for u in urls] == [os.path.basename(p) for p in local]
+    stored = objects(s3, f"{bucket}/d")
+    manifest = json.loads(stored.pop(MANIFEST))
+    assert stored == files_of(tmp_path)     # no staging object, no part left
+    assert manifest["files"] == {name: len(data) for name, data in stored.items()}
+    # the reading tools take the URLs
+    assert list(tfrecord.iter_records(urls[1])) == list(tfrecord.iter_records(local[1]))
+    report = tfrecord.verify(urls[2])
+    assert report.ok and report.records == 1000 and report.size_bytes == len(
+        stored[os.path.basename(local[2])])
+
+
+def test_cifar10_and_image_folders_into_s3_match_disk(s3, bucket, tmp_path):
+    source = cifar10.make_synthetic(tmp_path / "cifar", 40, 10, seed=3)
+    cifar10.convert(source, tmp_path / "disk", num_shards=2, workers=0, quiet=True)
+    summary = cifar10.convert(source, f"s3://{bucket}/cifar/", num_shards=2, workers=2,
+                              quiet=True)
+    stored = objects(s3, f"{bucket}/cifar")
+    assert json.loads(stored.pop(MANIFEST))["files"].keys() == stored.keys()
+    assert stored == files_of(tmp_path / "disk")
+    assert summary.files["train"][0] == f"s3://{bucket}/cifar/cifar10_train-00000-of-00002.tfrecord"
+    again = cifar10.convert(source, f"s3://{bucket}/cifar", num_shards=2, quiet=True)
+    assert again.skipped                   # valid outputs in the store are recognized
+
+    rng = np.random.default_rng(5)
+    for kind in ("cats", "dogs"):
+        os.makedirs(tmp_path / "photos" / kind)
+        images = rng.integers(0, 256, (6, 8, 10, 3), dtype=np.uint8)
+        for i, data in enumerate(encode_png(images)):
+            (tmp_path / "photos" / kind / f"{i}.png").write_bytes(data)
+    imagefolder.convert(tmp_path / "photos", tmp_path / "flowers", name="f", num_shards=2,
+                        workers=0, quiet=True)
+    imagefolder.convert(tmp_path / "photos", f"s3://{bucket}/flowers", name="f", num_shards=2,
+                        workers=2, quiet=True)
+    stored = objects(s3, f"{bucket}/flowers")
+    stored.pop(MANIFEST)
+    assert stored == files_of(tmp_path / "flowers")
+
+
+KILLED_RUN = """
+import os, signal, sys
+from tf1compat import convert
+from tf1compat.records.example import make_example
+
+def encode(i):
+    if i == int(sys.argv[2]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return make_example({"i": i, "text": f"item {i}".encode() * (i % 7)})
+
+if sys.argv[3] == "commit":        # killed after the first object is copied into place
+    import s3fs
+    copy = s3fs.S3FileSystem.copy
+    def copy_then_die(self, *args, **kwargs):
+        copy(self, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGKILL)
+    s3fs.S3FileSystem.copy = copy_then_die
+convert.write_sharded(range(3000), sys.argv[1], 3, workers=0, encode=encode)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["writing", "commit"])
+def test_a_killed_run_leaves_no_complete_looking_set_and_is_resumed(s3, bucket, tmp_path,
+                                                                    when):
+    url = f"s3://{bucket}/k/train.tfrecord"
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(KILLED_RUN))
+    kill_at = "2500" if when == "writing" else "-1"
+    run = subprocess.run([sys.executable, str(script), url, kill_at, when], timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert run.returncode == -signal.SIGKILL
+    s3.invalidate_cache()
+    final = s3.glob(f"{bucket}/k/train-*")          # what a tf.data glob would read
+    assert not s3.exists(f"{bucket}/k/{MANIFEST}")
+    if when == "writing":
+        assert final == []                  # only staged objects, under the hidden prefix
+        staged = s3.find(f"{bucket}/k")
+        assert staged and all("/.tf1compat-staging-" in path for path in staged)
+    else:
+        assert len(final) == 1              # one of three: no manifest says it is complete
+
+    convert.write_sharded(range(3000), tmp_path / "train.tfrecord", 3, workers=0,
+                          encode=encode)
+    convert.write_sharded(range(3000), url, 3, workers=0, encode=encode)
+    stored = objects(s3, f"{bucket}/k")
+    assert sorted(json.loads(stored.pop(MANIFEST))["files"]) == sorted(stored)
+    assert stored == {name: data for name, data in files_of(tmp_path).items()
+                      if name.endswith(".tfrecord")}
+
+
+def test_a_live_conversion_into_the_prefix_is_named(s3, bucket):
+    from tf1compat.convert.objstore import ObjectStaging
+    url = f"s3://{bucket}/busy"
+    with ObjectStaging(url, "f" * 64, what="another conversion"):
+        with pytest.raises(BlockingIOError, match=r"s3://.*/busy: another tf1compat "
+                                                  r"conversion is writing here \(another "
+                                                  r"conversion, pid \d+"):
+            convert.write_sharded(range(10), f"{url}/t.tfrecord", 2, workers=0, encode=encode)
+    convert.write_sharded(range(10), f"{url}/t.tfrecord", 2, workers=0, encode=encode)
+    assert s3.exists(f"{bucket}/busy/{MANIFEST}")
+
+
+def test_a_missing_bucket_is_named(s3, capsys, tmp_path):
+    source = cifar10.make_synthetic(tmp_path, 10, 10, seed=1)
+    assert cli.main(["convert-cifar10", str(source), "s3://no-such-bucket/c", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tf1compat convert-cifar10: error: ") and err.count("\n") == 1
+    assert "no-such-bucket" in err
+
+
+def test_cli_inspect_and_verify_read_urls(s3, bucket, capsys):
+    convert.write_sharded(range(20), f"s3://{bucket}/v/t.tfrecord", 2, workers=0,
+                          encode=encode)
+    assert cli.main(["verify", f"s3://{bucket}/v/t-*.tfrecord"]) == 0
+    out = capsys.readouterr().out
+    assert f"s3://{bucket}/v/t-00001-of-00002.tfrecord: 10 records" in out
+    assert "2 file(s) checked, 0 bad" in out
+    assert cli.main(["inspect", f"s3://{bucket}/v/t-00000-of-00002.tfrecord"]) == 0
+    assert "10 records" in capsys.readouterr().out
+    assert cli.main(["verify", f"s3://{bucket}/v/x-*.tfrecord"]) == 2
+    assert "no object matches" in capsys.readouterr().err
+
+
+def test_without_the_extra_the_error_names_it(tmp_path):
+    code = ("import sys; sys.modules['s3fs'] = None\n"
+            "from tf1compat import cli\n"
+            "raise SystemExit(cli.main(['convert-cifar10', sys.argv[1], 's3://b/c']))")
+    source = cifar10.make_synthetic(tmp_path, 10, 10, seed=1)
+    run = subprocess.run([sys.executable, "-c", code, str(source)], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and "pip install 'tf1compat[s3]'" in run.stderr
+
+
+def test_local_paths_import_no_fsspec(tmp_path):
+    code = ("import sys\n"
+            "from tf1compat import convert, tfrecord\n"
+            "from tf1compat.records.example import make_example\n"
+            "paths = convert.write_sharded([make_example({'i': i}) for i in range(4)],\n"
+            "                              sys.argv[1] + '/t.tfrecord', 2)\n"
+            "assert [tfrecord.count_records(p) for p in paths] == [2, 2]\n"
+            "assert tfrecord.count_records('file://' + paths[0]) == 2\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('fsspec', 's3fs')))")
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "[]\n"
