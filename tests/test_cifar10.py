@@ -521,6 +521,22 @@ def test_cli_convert_cifar10_truncated_archive(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("content", [b"a text file, not an archive\n", None])
+def test_cli_convert_cifar10_refuses_what_is_no_archive_at_once(tmp_path, capsys, content):
+    from tf1compat import cli
+    source = tmp_path / "cifar-10-binary.tar.gz"
+    if content is None:
+        with open(source, "wb") as file:
+            file.truncate(16 << 30)  # 16 GiB of zeros, sparse: tarfile's "r:*" read it all
+    else:
+        source.write_bytes(content)
+    assert cli.main(["convert-cifar10", str(source), str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (
+        f"tf1compat convert-cifar10: error: {source}: cannot extract: not a tar archive "
+        "(plain or gzip, bz2, xz compressed)\n")
+
+
 def test_cli_convert_cifar10_names_file_that_is_not_utf8(source, tmp_path, capsys):
     from tf1compat import cli
     meta = os.path.join(source, "batches.meta.txt")

@@ -105,6 +105,22 @@ def _find_variant_folder(directory):
                            path=directory, expected=expected)
 
 
+_COMPRESSION_MAGIC = {b"\x1f\x8b": "r:gz", b"BZh": "r:bz2", b"\xfd7zXZ\x00": "r:xz"}
+
+
+def _archive_mode(archive):
+    """tarfile's mode for ``archive`` from its first bytes (tarfile's "r:*" tries each
+    decompressor in turn, and its LZMA one reads a long run of zeros to the end)."""
+    with open(archive, "rb") as file:
+        head = file.read(512)
+    for magic, mode in _COMPRESSION_MAGIC.items():
+        if head.startswith(magic):
+            return mode
+    if head[257:262] == b"ustar":
+        return "r:"
+    raise tarfile.ReadError("no tar or compression signature")
+
+
 def _extract_archive(archive, staging):
     """Extract an archive's regular files into ``staging/source`` (once: a resumed
     run finds them there); returns that folder."""
@@ -112,7 +128,7 @@ def _extract_archive(archive, staging):
     if os.path.isdir(target):
         return target
     try:
-        with tarfile.open(archive) as tar:
+        with tarfile.open(archive, _archive_mode(archive)) as tar:
             tar.extractall(target + ".tmp", members=[m for m in tar if m.isfile()],
                            filter="data")
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
