@@ -533,3 +533,16 @@ def test_ctrl_c_while_waiting_for_a_fifo_ends_with_130(tmp_path, command):
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130
     assert err == f"tf1compat {command}: interrupted\n"
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+def test_a_file_that_is_not_compressed_as_told_is_named(tmp_path, capsys, compression):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"plain text, not compressed\n")
+    with pytest.raises(CorruptRecordError, match=rf"notes.txt: record 0 at byte 0: corrupt "
+                                                 rf"{compression} stream \(Error -3 "):
+        tfrecord.count_records(path, compression=compression)
+    for command in ("verify", "inspect"):
+        assert cli.main([command, "--compression", compression.lower(), str(path)]) == 1
+        captured = capsys.readouterr()
+        assert f"corrupt {compression} stream" in captured.out + captured.err

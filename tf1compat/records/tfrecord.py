@@ -416,7 +416,7 @@ class RecordIterator:
             cursor, self._file_bytes, self.compression = opened
             window = None  # bytes to search for the next valid header after a bad length
             for index in itertools.count():
-                start = cursor.offset
+                start, header = cursor.offset, None
                 try:
                     if window is not None:
                         _resync(cursor, window)
@@ -427,7 +427,7 @@ class RecordIterator:
                     data = _read_frame(cursor, header, verify)
                 except _FrameError as e:
                     error = CorruptRecordError(self.path, index, start, e.reason)
-                    if start == 0:
+                    if start == 0 and header is not None:  # not when decompressing failed
                         error = _not_a_tfrecord_file(self.path, cursor, header, e) or error
                     if on_error == "raise":
                         raise error from None
