@@ -144,7 +144,7 @@ def test_beams_own_option_errors_are_one_line_and_exit_2(tmp_path, cifar_source,
     assert cli.main(["convert-cifar10", cifar_source, str(tmp_path / "out"), "--runner",
                      "beam", "--beam-options", flag]) == 2
     out, err = capsys.readouterr()
-    assert err.startswith(f"tf1compat convert-cifar10: error: beam_options: {message}")
+    assert err.startswith(f"tf1compat convert-cifar10: error: --beam-options: {message}")
     assert err.count("\n") == 1 and out == ""
     assert not (tmp_path / "out").exists()
 
