@@ -14,11 +14,11 @@ TensorFlow are as they were. One run mode is installed at a time.
 
 import builtins
 import logging
-import numbers
 import os
 import threading
 import warnings
 
+from tf1compat._checks import check_seconds
 from tf1compat._tf import VERBOSE, tf, v1
 from tf1compat.slim._namespace import Patches
 from tf1compat.slim._patch import _PROCESS_REPAIR
@@ -42,12 +42,10 @@ def _drop_deprecation_notice(record):
 
 
 def check_grace_period(grace_period):
-    """``grace_period`` as a float, or ValueError naming what was expected."""
-    if isinstance(grace_period, bool) or not isinstance(grace_period, numbers.Real) \
-            or not grace_period > 0:
-        raise ValueError(f"install: grace_period must be a positive number of seconds, "
-                         f"got {grace_period!r}")
-    return float(grace_period)
+    """``grace_period`` as a float (inf: wait forever), or a PipelineConfigError (a
+    ValueError) naming what was expected."""
+    return check_seconds("install", "grace_period", grace_period, positive=True,
+                         allow_inf=True)
 
 
 class RunMode:
