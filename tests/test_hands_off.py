@@ -135,7 +135,17 @@ def test_the_users_loggers_are_left_as_they_were():
     assert "tf1compat" not in result.stderr  # no notice for tf1compat's own calls
 
 
-def test_record_tools_never_print(tmp_path, capfd):
+def test_record_tools_and_converters_never_print(tmp_path, capfd):
+    from PIL import Image
+
+    from tf1compat import cifar10, imagefolder
+
+    cifar10.make_synthetic(tmp_path / "cifar", num_train=10, num_test=5, seed=1)
+    cifar10.convert(tmp_path / "cifar", tmp_path / "cifar_out", workers=0)
+    for label in ("a", "b"):
+        (tmp_path / "photos" / label).mkdir(parents=True)
+        Image.new("RGB", (3, 2)).save(tmp_path / "photos" / label / "x.png")
+    imagefolder.convert(tmp_path / "photos", tmp_path / "photos_out", name="p", workers=0)
     path = tmp_path / "r.tfrecord"
     records = [example.make_example({"x": np.arange(i), "name": f"n{i}"}) for i in range(5)]
     tfrecord.write_records(path, records)
