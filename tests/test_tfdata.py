@@ -224,10 +224,13 @@ def test_bad_counts(slim_split, options):
 
 
 def test_mixing_slim_and_file_arguments(slim_split, tmp_path):
-    with pytest.raises(TypeError, match="pass parse_fn only with file names"):
+    with pytest.raises(TypeError, match="slim_dataset_to_tf_data.* unexpected keyword "
+                                        "argument 'parse_fn'"):
         tc.to_tf_data(slim_split(), parse_fn=lambda r: r)
-    with pytest.raises(TypeError, match="items selects the decoder items"):
+    with pytest.raises(TypeError, match=r"files_to_tf_data\(\) takes 1 positional argument"):
         tc.to_tf_data([str(tmp_path / "x")], ["image"])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'items'"):
+        tc.to_tf_data([str(tmp_path / "x")], items=["image"])
 
 
 def test_reference_built_inside_a_legacy_graph_is_refused(slim_split):

@@ -22,14 +22,12 @@ decoder.decode(record, items)   the same call inside ``Dataset.map``
 ==============================  ==================================================
 """
 
-import inspect
-
 from tf1compat._checks import check_positive_int
 from tf1compat._tf import tf
 from tf1compat.migrate import lowering
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_class
 
-__all__ = ["to_tf_data"]
+__all__ = ["to_tf_data", "slim_dataset_to_tf_data", "files_to_tf_data"]
 
 
 def _data_files(data_sources):
@@ -87,63 +85,9 @@ def _read_records(files, reader, *, reader_kwargs=None, shuffle=False, num_epoch
                                 num_parallel_calls=num_parallel_reads, deterministic=True)
 
 
-def _is_default(value, default):
-    """``value`` is ``default`` itself (``seed=0`` is not ``None``, ``1.0`` not ``1``)."""
-    return value is default or (type(value) is type(default) and value == default)
-
-
-def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
-               num_parallel_reads=None, *, parse_fn=None, reader=None, reader_kwargs=None,
-               common_queue_capacity=256):
-    """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
-
-    ``dataset`` is the fetches of a queue pipeline (a tensor, or a tuple, list or
-    dict of tensors built in a :func:`legacy_graph`, e.g. what ``tf.train.batch``
-    returned): the result is the same pipeline in tf.data, built eagerly, with
-    the fetches' structure, dtypes and batch shapes (see
-    :func:`~tf1compat.describe_lowering`); what cannot be lowered raises
-    :class:`~tf1compat.errors.LoweringError`. No other argument applies then.
-
-    Or ``dataset`` is a slim ``Dataset`` (``data_sources``, ``reader``, ``decoder``):
-    the result yields ``{item: tensor}`` dicts for ``items`` (default: all the
-    decoder's items; an unknown one raises :class:`UnknownItemError`), decoded by
-    ``dataset.decoder``. ``record_key`` is not an item here: tf.data has no
-    reader keys. Or ``dataset`` is file names / glob patterns read with
-    ``reader`` (a TF1 reader class, default ``TFRecordReader``) and mapped
-    through ``parse_fn(record)`` when given (raw records otherwise).
-
-    ``shuffle`` reshuffles the files every epoch and then shuffles records in a
-    buffer of ``common_queue_capacity`` (DatasetDataProvider's RandomShuffleQueue);
-    ``seed`` seeds both. ``num_epochs=None`` repeats forever. ``num_parallel_reads``
-    is the counterpart of ``num_readers``. ``reader`` overrides
-    ``dataset.reader``; ``reader_kwargs`` are the reader's constructor
-    arguments (e.g. ``{"record_bytes": 3073}``). Batch, prefetch and map further
-    as usual.
-    """
-    if lowering.is_graph_fetches(dataset):
-        arguments = {"items": items, "shuffle": shuffle, "num_epochs": num_epochs,
-                     "seed": seed, "num_parallel_reads": num_parallel_reads,
-                     "parse_fn": parse_fn, "reader": reader, "reader_kwargs": reader_kwargs,
-                     "common_queue_capacity": common_queue_capacity}
-        given = [name for name, value in arguments.items()
-                 if not _is_default(value, _DEFAULTS[name])]
-        if given:
-            raise TypeError(f"to_tf_data: fetches are lowered as their graph says; "
-                            f"{sorted(given)} apply to a slim Dataset or file names only")
-        return lowering.lower_to_tf_data(dataset)
+def _read_and_parse(files, reader, parse, *, shuffle, num_epochs, seed, num_parallel_reads,
+                    reader_kwargs, common_queue_capacity):
     _check_epochs_and_reads(num_epochs, num_parallel_reads)
-    if _is_slim_dataset(dataset):
-        if parse_fn is not None:
-            raise TypeError("to_tf_data: a slim Dataset decodes with its own decoder; "
-                            "pass parse_fn only with file names")
-        parse = _decode_function(dataset.decoder, items)
-        files, reader = _data_files(dataset.data_sources), reader or dataset.reader
-    else:
-        if items is not None:
-            raise TypeError("to_tf_data: items selects the decoder items of a slim "
-                            "Dataset; with file names, make parse_fn return what you need")
-        parse = parse_fn
-        files, reader = _data_files(dataset), reader or tf.compat.v1.TFRecordReader
     records = _read_records(files, reader, reader_kwargs=reader_kwargs, shuffle=shuffle,
                             num_epochs=num_epochs, seed=seed,
                             num_parallel_reads=num_parallel_reads)
@@ -154,7 +98,66 @@ def to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
     return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
 
-# to_tf_data's defaults: with fetches, any other value is refused
-_DEFAULTS = {name: parameter.default
-             for name, parameter in inspect.signature(to_tf_data).parameters.items()
-             if parameter.default is not inspect.Parameter.empty}
+def slim_dataset_to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
+                            num_parallel_reads=None, *, reader=None, reader_kwargs=None,
+                            common_queue_capacity=256):
+    """``{item: tensor}`` dicts for ``items`` of a slim ``Dataset``, as
+    ``DatasetDataProvider(dataset).get(items)`` gives them (see :func:`to_tf_data`)."""
+    return _read_and_parse(
+        _data_files(dataset.data_sources), reader or dataset.reader,
+        _decode_function(dataset.decoder, items), shuffle=shuffle, num_epochs=num_epochs,
+        seed=seed, num_parallel_reads=num_parallel_reads, reader_kwargs=reader_kwargs,
+        common_queue_capacity=common_queue_capacity)
+
+
+def files_to_tf_data(files, *, parse_fn=None, shuffle=False, num_epochs=1, seed=None,
+                     num_parallel_reads=None, reader=None, reader_kwargs=None,
+                     common_queue_capacity=256):
+    """The records of ``files`` (names or glob patterns) read as ``reader`` reads them,
+    mapped through ``parse_fn`` when given (see :func:`to_tf_data`)."""
+    return _read_and_parse(
+        _data_files(files), reader or tf.compat.v1.TFRecordReader, parse_fn, shuffle=shuffle,
+        num_epochs=num_epochs, seed=seed, num_parallel_reads=num_parallel_reads,
+        reader_kwargs=reader_kwargs, common_queue_capacity=common_queue_capacity)
+
+
+def to_tf_data(source, *args, **kwargs):
+    """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
+
+    ``source`` is the fetches of a queue pipeline (a tensor, or a tuple, list or
+    dict of tensors built in a :func:`legacy_graph`, e.g. what ``tf.train.batch``
+    returned): the result is the same pipeline in tf.data, built eagerly, with
+    the fetches' structure, dtypes and batch shapes (see
+    :func:`~tf1compat.describe_lowering`); what cannot be lowered raises
+    :class:`~tf1compat.errors.LoweringError`. No other argument applies then.
+
+    Or ``source`` is a slim ``Dataset`` (``data_sources``, ``reader``, ``decoder``):
+    ``to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
+    num_parallel_reads=None, *, reader=None, reader_kwargs=None,
+    common_queue_capacity=256)`` yields ``{item: tensor}`` dicts for ``items``
+    (default: all the decoder's items; an unknown one raises
+    :class:`UnknownItemError`), decoded by ``dataset.decoder``. ``record_key`` is
+    not an item here: tf.data has no reader keys.
+
+    Or ``source`` is file names / glob patterns: ``to_tf_data(files, *,
+    parse_fn=None, ...)`` with the same keyword arguments reads them with
+    ``reader`` (a TF1 reader class, default ``TFRecordReader``) and maps the
+    records through ``parse_fn(record)`` when given (raw records otherwise).
+
+    ``shuffle`` reshuffles the files every epoch and then shuffles records in a
+    buffer of ``common_queue_capacity`` (DatasetDataProvider's RandomShuffleQueue);
+    ``seed`` seeds both. ``num_epochs=None`` repeats forever. ``num_parallel_reads``
+    is the counterpart of ``num_readers``. ``reader`` overrides
+    ``dataset.reader``; ``reader_kwargs`` are the reader's constructor
+    arguments (e.g. ``{"record_bytes": 3073}``). Batch, prefetch and map further
+    as usual.
+    """
+    if lowering.is_graph_fetches(source):
+        if args or kwargs:
+            given = sorted(kwargs) + [f"{len(args)} positional"] * bool(args)
+            raise TypeError(f"to_tf_data: fetches are lowered as their graph says; "
+                            f"{given} apply to a slim Dataset or file names only")
+        return lowering.lower_to_tf_data(source)
+    if _is_slim_dataset(source):
+        return slim_dataset_to_tf_data(source, *args, **kwargs)
+    return files_to_tf_data(source, *args, **kwargs)
