@@ -228,8 +228,8 @@ def test_batches_without_a_shared_leading_dimension_are_refused():
 def test_package_compare_is_the_function_once_its_modules_are_imported():
     import tf1compat
     import tf1compat.migrate.comparison  # noqa: F401
-    import tf1compat.migrate.comparison_report  # noqa: F401
-    import tf1compat.migrate.example_stream  # noqa: F401
+    import tf1compat.migrate.comparison.example_stream  # noqa: F401
+    import tf1compat.migrate.comparison.report  # noqa: F401
 
     assert tf1compat.compare.__module__ == "tf1compat.migrate.comparison"
     assert tf1compat.compare([np.arange(2)], [np.arange(2)]).equal

@@ -12,7 +12,7 @@ from slim_data import get_split_factory, legacy_items, make_examples, write_slim
 import tf1compat as tc
 from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate.comparison import compare
-from tf1compat.migrate.example_stream import endless_source
+from tf1compat.migrate.comparison.example_stream import endless_source
 
 # ------------------------------------------------------------ endless pipelines
 

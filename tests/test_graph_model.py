@@ -11,7 +11,7 @@ from tf1compat.pipeline.graph_model import op_types
 
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
-from tf1compat.migrate.graph_function import trace_function  # noqa: E402
+from tf1compat.migrate.lowering.graph_function import trace_function  # noqa: E402
 from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
 from tf1compat.records import tfrecord  # noqa: E402
@@ -41,7 +41,8 @@ def test_every_op_type_is_registered_in_tensorflow(op_type):
 
 def test_the_op_types_table_imports_without_tensorflow():
     code = ("import sys; from tf1compat.pipeline.graph_model import op_types; "
-            "from tf1compat.migrate import example_stream; print('tensorflow' in sys.modules)")
+            "from tf1compat.migrate.comparison import example_stream; "
+            "print('tensorflow' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"

@@ -8,7 +8,7 @@ Walking back from the fetches:
 - a queue's elements come from the **enqueue ops its QueueRunner runs**; each
   distinct op is a branch (``batch_join``, ``num_readers``), run by as many threads
   as the runner lists it; the ops between the branch's source and the enqueue
-  become a map function (:mod:`tf1compat.migrate.graph_function`);
+  become a map function (:mod:`tf1compat.migrate.lowering.graph_function`);
 - a branch's source is a **reader** (``ReaderReadV2``: its type and attributes give
   the tf.data reader, the files come from the queue it reads) or a **dequeue** of
   another queue; a queue filled by ``enqueue_many`` from no source is a
@@ -27,8 +27,8 @@ import contextlib
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
-from tf1compat.migrate.graph_function import trace_function
-from tf1compat.migrate.lowering_plan import (
+from tf1compat.migrate.lowering.graph_function import trace_function
+from tf1compat.migrate.lowering.plan import (
     Batch,
     Element,
     Interleave,

@@ -5,7 +5,7 @@ A plan is a chain of steps, each holding its ``upstream`` step; a chain starts a
 :class:`Values` (a producer's file names or slices) or, inside an
 :class:`Interleave`, at an :class:`Element` (one upstream element as a dataset).
 Elements are flat tuples of tensors (or one tensor).
-:mod:`tf1compat.migrate.lowering_graph` reads the graph and assembles the steps.
+:mod:`tf1compat.migrate.lowering.graph_reader` reads the graph and assembles the steps.
 """
 
 from tf1compat._tf import tf

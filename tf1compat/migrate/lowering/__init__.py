@@ -1,8 +1,8 @@
 """Any TF1 queue pipeline as ``tf.data``: read the graph behind the fetches, build the same.
 
-Everything a queue pipeline does is in its graph: :mod:`.lowering_graph` reads it
-into the steps of :mod:`.lowering_plan` (producer, reader, per-example map,
-shuffle buffer, batch, ...), :mod:`.lowering_vectorize` runs per-example maps on
+Everything a queue pipeline does is in its graph: :mod:`.graph_reader` reads it
+into the steps of :mod:`.plan` (producer, reader, per-example map,
+shuffle buffer, batch, ...), :mod:`.batch_then_parse` runs per-example maps on
 whole batches where that gives the same values, and a final ``prefetch`` does
 what the queue runners' threads did: work ahead of the consumer. The plan builds
 the dataset (:func:`lower_to_tf_data`, eagerly; :func:`replace_with_tf_data`,
@@ -17,10 +17,10 @@ import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
-from tf1compat.migrate.graph_function import check_fetch
-from tf1compat.migrate.lowering_graph import GraphReader
-from tf1compat.migrate.lowering_plan import Batch, Prefetch
-from tf1compat.migrate.lowering_vectorize import vectorize
+from tf1compat.migrate.lowering.batch_then_parse import vectorize
+from tf1compat.migrate.lowering.graph_function import check_fetch
+from tf1compat.migrate.lowering.graph_reader import GraphReader
+from tf1compat.migrate.lowering.plan import Batch, Prefetch
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_index
 

@@ -21,8 +21,8 @@ Anything else keeps the per-example map. The values are the same bit for bit.
 """
 
 from tf1compat._tf import tf
-from tf1compat.migrate.graph_function import trace_function
-from tf1compat.migrate.lowering_plan import Batch, Map, Shuffle, Step
+from tf1compat.migrate.lowering.graph_function import trace_function
+from tf1compat.migrate.lowering.plan import Batch, Map, Shuffle, Step
 
 __all__ = ["vectorize", "VectorizedMap"]
 

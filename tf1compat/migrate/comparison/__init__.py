@@ -1,10 +1,10 @@
 """Example-by-example comparison of a legacy queue pipeline with a reference one.
 
 :func:`compare` unbatches both sides into single examples (see
-:mod:`tf1compat.migrate.example_stream`), so batch sizes and remainder handling do not
+:mod:`tf1compat.migrate.comparison.example_stream`), so batch sizes and remainder handling do not
 matter, then checks them pairwise (``ordered=True``) or as multisets of content
 fingerprints (``ordered=False``, for shuffled pipelines), and returns a
-:class:`~tf1compat.migrate.comparison_report.ComparisonReport`.
+:class:`~tf1compat.migrate.comparison.report.ComparisonReport`.
 
 Memory stays bounded by the stream, not the data: each example is reduced to a
 64-bit fingerprint (8 bytes kept per example, for the missing/duplicated
@@ -22,7 +22,15 @@ import numpy as np
 
 from tf1compat._checks import check_flag, check_positive_int, check_tolerance
 from tf1compat.errors import PipelineConfigError
-from tf1compat.migrate.comparison_report import (
+from tf1compat.migrate.comparison.example_stream import (
+    dtype_name,
+    fingerprint,
+    item_digest,
+    iter_examples,
+    opened,
+    why_endless,
+)
+from tf1compat.migrate.comparison.report import (
     MAX_SHAPES,
     SHOWN_VALUES,
     SIDES,
@@ -30,14 +38,6 @@ from tf1compat.migrate.comparison_report import (
     ExampleDiff,
     ItemSummary,
     Mismatch,
-)
-from tf1compat.migrate.example_stream import (
-    dtype_name,
-    fingerprint,
-    item_digest,
-    iter_examples,
-    opened,
-    why_endless,
 )
 
 __all__ = ["compare", "compare_split", "resolve_function", "ComparisonReport"]
