@@ -63,3 +63,51 @@ def moto_server():
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(process)
+
+
+@contextlib.contextmanager
+def dask_cluster(env, workers=2, local_directory=None):
+    """Yield ``(scheduler address, [worker processes])``: a ``dask scheduler`` and
+    ``workers`` ``dask worker`` processes (one thread each, no nanny: a killed worker
+    stays dead) on 127.0.0.1, started with ``env``."""
+    from distributed import Client
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    processes = [start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                        "127.0.0.1", "--port", str(port), "--no-dashboard"], env)]
+    try:
+        wait_for_port(port, processes[0])
+        processes += [start_dask_worker(address, env, local_directory)
+                      for _ in range(workers)]
+        with Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(workers, timeout=90)
+        yield address, processes[1:]
+    finally:
+        for process in reversed(processes):
+            stop(process)
+
+
+def start_dask_worker(address, env, local_directory=None):
+    return start([sys.executable, "-m", "distributed.cli.dask_worker", address, "--host",
+                  "127.0.0.1", "--nthreads", "1", "--no-nanny", "--no-dashboard",
+                  "--memory-limit", "0",
+                  *(["--local-directory", str(local_directory)] if local_directory else [])],
+                 env)
+
+
+@contextlib.contextmanager
+def s3_filesystem():
+    """Yield an s3fs filesystem of a moto server started on a free port; this process
+    (and the processes it starts, with its environment) reach it through the AWS_*
+    variables, as through a user's own credentials. The environment is restored after."""
+    import s3fs
+    saved = dict(os.environ)
+    with moto_server() as endpoint:
+        os.environ.update(S3_ENV, AWS_ENDPOINT_URL=endpoint, TQDM_DISABLE="1")
+        s3fs.S3FileSystem.clear_instance_cache()
+        try:
+            yield s3fs.S3FileSystem()
+        finally:
+            s3fs.S3FileSystem.clear_instance_cache()
+            os.environ.clear()
+            os.environ.update(saved)

@@ -61,9 +61,9 @@ def test_build_runner_refuses_what_does_not_fit(arguments, argument):
 
 
 def test_unknown_runner_lists_the_choices(tmp_path, cifar_source):
-    with pytest.raises(PipelineConfigError, match=r"unknown runner 'dask'; valid choices: "
-                                                  r"\['local', 'beam'\]"):
-        cifar10.convert(cifar_source, tmp_path, runner="dask", quiet=True)
+    with pytest.raises(PipelineConfigError, match=r"unknown runner 'spark'; valid choices: "
+                                                  r"\['local', 'beam', 'dask'\]"):
+        cifar10.convert(cifar_source, tmp_path, runner="spark", quiet=True)
     assert os.listdir(tmp_path) == []
 
 

@@ -338,7 +338,7 @@ def test_two_conversions_at_once_never_mix_their_shards(photos, tmp_path):
     ({"validation_fraction": 1.0}, "validation_fraction"),
     ({"validation_fraction": "0.1"}, "validation_fraction"),
     ({"num_shards": 0}, "num_shards"), ({"seed": None}, "seed"),
-    ({"on_error": "ignore"}, "on_error"), ({"runner": "dask"}, "runner"),
+    ({"on_error": "ignore"}, "on_error"), ({"runner": "spark"}, "runner"),
     ({"workers": 2, "runner": "beam"}, "workers")])
 def test_bad_arguments_are_named(photos, tmp_path, arguments, argument):
     folder, _ = photos

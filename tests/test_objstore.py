@@ -13,7 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from servers import S3_ENV, moto_server
+from servers import s3_filesystem
 
 from tf1compat import cifar10, cli, convert, imagefolder
 from tf1compat.cifar10._convert import encode_png
@@ -27,19 +27,9 @@ _buckets = itertools.count()
 
 @pytest.fixture(scope="module")
 def s3():
-    """The S3 filesystem of a moto server; this process and the processes it starts
-    reach it through the AWS_* variables (as a user's own credentials would)."""
-    s3fs = pytest.importorskip("s3fs")
-    saved = dict(os.environ)
-    with moto_server() as endpoint:
-        os.environ.update(S3_ENV, AWS_ENDPOINT_URL=endpoint, TQDM_DISABLE="1")
-        s3fs.S3FileSystem.clear_instance_cache()
-        try:
-            yield s3fs.S3FileSystem()
-        finally:
-            s3fs.S3FileSystem.clear_instance_cache()
-            os.environ.clear()
-            os.environ.update(saved)
+    """The S3 filesystem of a moto server on 127.0.0.1."""
+    with s3_filesystem() as fs:
+        yield fs
 
 
 @pytest.fixture
@@ -215,3 +205,23 @@ def test_local_paths_import_no_fsspec(tmp_path):
                          text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "[]\n"
+
+
+@pytest.mark.slow
+def test_beam_writes_into_s3_the_bytes_written_on_disk(s3, bucket, tmp_path):
+    pytest.importorskip("apache_beam")
+    source = cifar10.make_synthetic(tmp_path / "cifar", 40, 10, seed=6)
+    cifar10.convert(source, tmp_path / "disk", num_shards=2, workers=0, quiet=True)
+    cifar10.convert(source, f"s3://{bucket}/beam", num_shards=2, runner="beam", quiet=True)
+    stored = objects(s3, f"{bucket}/beam")
+    stored.pop(MANIFEST)
+    assert stored == files_of(tmp_path / "disk")
+    # a task's failure comes back through the store with its own type and place
+    items = [{"i": i} for i in range(6)]
+    items[3] = {"i": 3j}
+    with pytest.raises(TypeError, match="feature 'i': got a complex") as e:
+        convert.write_sharded(items, f"s3://{bucket}/bad/t.tfrecord", 2, encode=make_example,
+                              runner="beam")
+    assert e.value.task == "t-00001-of-00002.tfrecord" and e.value.input_index == 1
+    s3.invalidate_cache()
+    assert not s3.exists(f"{bucket}/bad")

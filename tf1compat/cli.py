@@ -299,8 +299,11 @@ def _add_convert_cifar10(subparsers):
 
 
 def _add_runner_arguments(p):
-    p.add_argument("--runner", choices=("local", "beam"), default="local",
-                   help="local worker processes (default) or Apache Beam (tf1compat[beam])")
+    p.add_argument("--runner", choices=("local", "dask", "beam"), default="local",
+                   help="local worker processes (default), a Dask cluster (tf1compat[dask]) "
+                        "or Apache Beam (tf1compat[beam])")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="the Dask scheduler for --runner dask, e.g. tcp://host:8786")
     p.add_argument("--beam-options", nargs=argparse.REMAINDER, default=None, metavar="FLAG",
                    help="last: Beam's own flags for --runner beam, as Beam users write "
                         "them: --beam-options --runner=FlinkRunner --flink_master=HOST:8081 "
@@ -316,8 +319,8 @@ def _runner_kwargs(args):
     options = args.beam_options
     if options is not None and len(options) == 1 and " --" in options[0]:
         options = shlex.split(options[0])          # the flags as one quoted string
-    return {"runner": args.runner, "beam_options": options, "wait": args.wait,
-            "quiet": args.quiet}
+    return {"runner": args.runner, "beam_options": options, "scheduler": args.scheduler,
+            "wait": args.wait, "quiet": args.quiet}
 
 
 def _run_converter(command, convert, *args, **kwargs):
@@ -327,7 +330,7 @@ def _run_converter(command, convert, *args, **kwargs):
     from tf1compat.errors import Tf1CompatError
     try:
         summary = convert(*args, **kwargs)
-    except ImportError as e:    # runner="beam" without the tf1compat[beam] extra
+    except ImportError as e:    # an engine or filesystem without its extra ([beam], [s3] ...)
         print(f"tf1compat {command}: error: {error_line(command, e)}", file=sys.stderr)
         return 2
     except (Tf1CompatError, OSError) as e:      # with the shard task it happened in
@@ -468,11 +471,13 @@ _FLAGS = {
     "convert-cifar10": {"num_shards": "--shards", "image_format": "--format",
                         "workers": "--workers", "overwrite": "--overwrite",
                         "beam_options": "--beam-options", "runner": "--runner",
-                        "source": "SOURCE", "output_dir": "OUTPUT_DIR"},
+                        "scheduler": "--scheduler", "source": "SOURCE",
+                        "output_dir": "OUTPUT_DIR"},
     "convert-images": {"num_shards": "--shards", "validation_fraction": "--validation-fraction",
                        "seed": "--seed", "on_error": "--on-error", "name": "--name",
                        "workers": "--workers", "beam_options": "--beam-options",
-                       "runner": "--runner", "source_dir": "SOURCE", "output_dir": "OUTPUT_DIR"},
+                       "runner": "--runner", "scheduler": "--scheduler", "source_dir": "SOURCE",
+                       "output_dir": "OUTPUT_DIR"},
     "run": {"grace_period": "--grace-period"},
     "demo": {"seed": "--seed", "workdir": "--workdir"},
 }

@@ -310,7 +310,8 @@ def _checked_output_dir(output_dir):
 
 
 def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
-            overwrite=False, *, runner="local", beam_options=None, wait=False, quiet=False):
+            overwrite=False, *, runner="local", beam_options=None, scheduler=None, wait=False,
+            quiet=False):
     """Convert CIFAR-10 (or CIFAR-100) binary batches to slim's TFRecord layout.
 
     ``source`` is the extracted folder (``cifar-10-batches-bin`` or its parent)
@@ -327,9 +328,10 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
 
     The conversion is a plan of shard tasks (parts of at most 2500 records) run by
     ``runner``: ``"local"``, ``workers`` processes (default: all usable cores; 0 or
-    1: in this process), or ``"beam"``, Apache Beam with ``beam_options`` (the
-    ``tf1compat[beam]`` extra);
-    the output bytes are the same for every runner and worker count. Memory stays
+    1: in this process), ``"dask"``, a Dask cluster's workers (``scheduler``: a
+    ``distributed.Client`` or an address, ``tcp://host:8786``; the ``tf1compat[dask]``
+    extra), or ``"beam"``, Apache Beam with ``beam_options`` (the ``tf1compat[beam]``
+    extra); the output bytes are the same for every runner and worker count. Memory stays
     bounded whatever the dataset size (1000 records at a time per worker).
     Everything is written into a hidden staging folder inside ``output_dir`` and
     moved into place at the end: a failure or Ctrl-C leaves ``output_dir`` as it
@@ -342,7 +344,7 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     a :class:`ConversionSummary` (its ``str`` is the summary the CLI prints).
     """
     _check_convert_arguments(image_format, num_shards)
-    runner = build_runner(runner, workers, beam_options)     # it checks workers
+    runner = build_runner(runner, workers, beam_options, scheduler)   # it checks workers
     source = _check_source(source)
     output_dir = _checked_output_dir(output_dir)
     start = time.perf_counter()

@@ -1,13 +1,17 @@
-"""Conversion of datasets to TFRecords as plans of shard tasks, run locally or on
-Apache Beam. Never imports TensorFlow in its planning and workers.
+"""Conversion of datasets to TFRecords as plans of shard tasks, run locally, on a Dask
+cluster or on Apache Beam, into folders or object stores. Never imports TensorFlow in
+its planning and workers.
 
 - the plan (:mod:`.plan`): :class:`Plan`, :class:`ShardTask`, :func:`build_tasks`,
   :func:`write_shard`, :class:`ShardResult`, :class:`SkippedInput`, :func:`plan_key`,
   :func:`shard_names`;
-- staging and commit, one live conversion per output folder (:mod:`.staging`);
+- staging and commit, one live conversion per output folder (:mod:`.staging`; into an
+  object store, :mod:`.objstore`);
 - the runners (:mod:`.local`, :mod:`.runners`) and :func:`write_shards`, which runs a
   plan into an output folder, all or nothing; :func:`write_sharded` (:mod:`.sharded`,
   also ``tf1compat.tfrecord.write_sharded``);
+- the Dask runner (:mod:`.dask`, the ``tf1compat[dask]`` extra, imported only for
+  ``runner="dask"``);
 - :class:`WriteShards`, the Beam ``PTransform`` for your own pipelines (:mod:`.beam`,
   which imports Beam: the ``tf1compat[beam]`` extra);
 - the image-folder converter and its slim split: :mod:`.imagefolder`

@@ -4,8 +4,9 @@ when ``runner="beam"`` (or :class:`WriteShards`) is asked for.
 Each :class:`~tf1compat.convert.plan.ShardTask` is one element; ``write_shard`` is
 idempotent (temporary name, then rename), so Beam's retries of a bundle are safe. The
 tasks travel pickled by cloudpickle, so their functions may come from a script or a
-notebook. The output folder must be a file system every Beam worker sees (local runs,
-or a shared mount on a cluster): the shards are written there by ``os`` calls.
+notebook. The output must be a location every Beam worker reaches under the same name:
+an object-store URL (``s3://``, ``gs://``: the shards are written through fsspec, not
+Beam's file systems) or a folder (local runs, or a shared mount on a cluster).
 """
 
 import contextlib
@@ -17,6 +18,7 @@ import cloudpickle
 
 from tf1compat.convert.plan import ShardTask, write_shard
 from tf1compat.errors import PipelineConfigError
+from tf1compat.records import _fs
 
 try:
     import apache_beam as beam
@@ -57,7 +59,7 @@ def _write_shard_keeping_error(task, directory):
         return write_shard(task, directory)
     except Exception as e:
         with contextlib.suppress(Exception):
-            with open(os.path.join(directory, task.file_name + _ERROR_SUFFIX), "wb") as f:
+            with _fs.open_file(_fs.join(directory, task.file_name + _ERROR_SUFFIX), "wb") as f:
                 f.write(cloudpickle.dumps(e))
         raise
 
@@ -115,8 +117,13 @@ def run_tasks(tasks, directory, beam_options):
     """Run ``tasks`` in a Beam pipeline writing into ``directory``. A task's failure is
     raised with its own type, the Beam error as its cause."""
     for task in tasks:       # a killed run's failures: not this run's to raise
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(os.path.join(directory, task.file_name + _ERROR_SUFFIX))
+        path = _fs.join(directory, task.file_name + _ERROR_SUFFIX)
+        if _fs.exists(path):
+            if _fs.is_url(path):
+                fs, inner = _fs.filesystem(path)
+                fs.rm(inner)
+            else:
+                os.remove(path)
     options = pipeline_options(beam_options)
     try:
         with beam.Pipeline(options=options) as pipeline:
@@ -124,8 +131,8 @@ def run_tasks(tasks, directory, beam_options):
                  | "write" >> WriteShards(directory))
     except Exception as e:
         for task in tasks:
-            path = os.path.join(directory, task.file_name + _ERROR_SUFFIX)
-            if os.path.exists(path):
-                with open(path, "rb") as f:
+            path = _fs.join(directory, task.file_name + _ERROR_SUFFIX)
+            if _fs.exists(path):
+                with _fs.open_file(path, "rb") as f:
                     raise pickle.loads(f.read()) from e
         raise

@@ -1,6 +1,7 @@
-"""The engine choice: ``runner="local"`` (processes on this machine) or ``runner="beam"``
-(Apache Beam, any of its runners), and :func:`write_shards`, which runs a plan of shard
-tasks into an output folder, all or nothing. No TensorFlow here or in the workers.
+"""The engine choice: ``runner="local"`` (processes on this machine), ``runner="dask"``
+(a Dask cluster) or ``runner="beam"`` (Apache Beam, any of its runners), and
+:func:`write_shards`, which runs a plan of shard tasks into an output folder, all or
+nothing. No TensorFlow here or in the workers.
 """
 
 import os
@@ -11,7 +12,7 @@ from tf1compat.convert.staging import Staging
 from tf1compat.errors import PipelineConfigError
 from tf1compat.records import _fs
 
-RUNNERS = ("local", "beam")
+RUNNERS = ("local", "beam", "dask")
 
 
 class BeamRunner:
@@ -40,12 +41,30 @@ class BeamRunner:
         beam.run_tasks(tasks, directory, self.beam_options)
 
 
-def build_runner(runner="local", workers=None, beam_options=None):
-    """The runner for ``runner="local"`` (``workers`` processes, default all cores) or
-    ``"beam"`` (``beam_options``); a runner object (any ``runner(tasks, directory,
-    progress)``) is returned as it is."""
+def build_runner(runner="local", workers=None, beam_options=None, scheduler=None):
+    """The runner for ``runner="local"`` (``workers`` processes, default all cores),
+    ``"beam"`` (``beam_options``) or ``"dask"`` (``scheduler``: a ``distributed.Client``
+    or an address, ``tcp://host:8786``); a runner object (any ``runner(tasks,
+    directory, progress)``) is returned as it is."""
     if callable(runner):
         return runner
+    if scheduler is not None and runner != "dask":
+        raise PipelineConfigError(
+            f"scheduler applies to runner='dask', not runner={runner!r}",
+            argument="scheduler", expected=f"None with runner={runner!r}")
+    if runner == "dask":
+        for argument, value in (("workers", workers), ("beam_options", beam_options)):
+            if value is not None:
+                raise PipelineConfigError(
+                    f"{argument} does not apply to runner='dask': the cluster's workers "
+                    "run the tasks", argument=argument, expected="None with runner='dask'")
+        if scheduler is None:
+            raise PipelineConfigError(
+                "runner='dask' needs scheduler: a distributed.Client or the scheduler's "
+                "address, e.g. 'tcp://host:8786'", argument="scheduler",
+                expected="a distributed.Client or 'tcp://host:port'")
+        from tf1compat.convert.dask import DaskRunner  # the optional extra, only now
+        return DaskRunner(scheduler)
     if runner == "local":
         if beam_options is not None:
             raise PipelineConfigError(
@@ -69,7 +88,7 @@ def build_runner(runner="local", workers=None, beam_options=None):
 
 
 def write_shards(plan, output_dir, *, key, runner="local", workers=None, beam_options=None,
-                 wait=False, quiet=False, what="a conversion", unit="rec"):
+                 scheduler=None, wait=False, quiet=False, what="a conversion", unit="rec"):
     """Run a plan of shard tasks into ``output_dir``, all or nothing; returns the
     ShardResults in task order (None when the plan said there was nothing to do).
 
@@ -83,7 +102,7 @@ def write_shards(plan, output_dir, *, key, runner="local", workers=None, beam_op
     ``BlockingIOError`` naming it, or with ``wait`` is waited for. ``what`` names this
     run (progress bar, a second run's refusal); ``quiet`` hides the progress bar.
     """
-    runner = build_runner(runner, workers, beam_options)
+    runner = build_runner(runner, workers, beam_options, scheduler)
     output_dir = _fs.local_path(os.fspath(output_dir))
     if _fs.is_url(output_dir):
         from tf1compat.convert.objstore import ObjectStaging as staging_class

@@ -11,7 +11,6 @@ from dataclasses import replace
 
 from tf1compat import __version__
 from tf1compat._checks import check_callable, check_path, check_positive_int
-from tf1compat.convert.local import LocalRunner
 from tf1compat.convert.plan import (
     Plan,
     ShardResult,
@@ -21,8 +20,8 @@ from tf1compat.convert.plan import (
     save_result,
     shard_names,
 )
-from tf1compat.convert.runners import write_shards
-from tf1compat.errors import display_path
+from tf1compat.convert.runners import build_runner, write_shards
+from tf1compat.errors import PipelineConfigError, display_path
 from tf1compat.records import _fs
 from tf1compat.records.tfrecord import TFRecordWriter, _check_bytes, _compression_type
 
@@ -47,7 +46,8 @@ def _encode_items(encode, path, first, step, items):
         yield record
 
 
-def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, compression=None):
+def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, compression=None,
+                  *, runner="local", scheduler=None):
     """Write items into ``num_shards`` TFRecord files; returns their paths (see shard_paths).
 
     Item ``i`` goes to shard ``i % num_shards``. ``encode`` turns an item into record
@@ -60,6 +60,9 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     ``encode`` load them. Without ``encode`` items must already be bytes; they are
     streamed into the shards in this process. ``output_pattern`` may be an fsspec URL
     (``s3://bucket/data/train.tfrecord``; see :mod:`tf1compat.convert.objstore`).
+    ``runner="dask"`` runs ``encode`` on a Dask cluster's workers (``scheduler``: a
+    ``distributed.Client`` or an address, ``tcp://host:8786``), ``runner="beam"`` in a
+    Beam pipeline on its default local runner, instead of ``workers`` processes.
 
     It is a plan of shard tasks (:mod:`tf1compat.convert`): the shards are staged in
     a hidden folder beside them and moved into place together at the end, so if
@@ -70,7 +73,12 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     """
     paths = shard_paths(output_pattern, num_shards)
     check_callable("write_sharded", "encode", encode, allow_none=True)
-    runner = LocalRunner(workers)
+    if runner != "local" and encode is None:
+        raise PipelineConfigError(
+            f"write_sharded: runner={runner!r} runs encode on its workers; without encode "
+            "the items are written in this process (runner='local')", argument="runner",
+            expected="'local' without encode")
+    runner = build_runner(runner, workers, None, scheduler)
     compression = _compression_type(compression)
     if _fs.is_url(paths[0]):
         directory, _ = paths[0].rsplit("/", 1)
@@ -105,7 +113,7 @@ def _resume_key(names, items, encode, compression, runner):
     try:
         return plan_key("write_sharded", __version__, names, items, encode, compression)
     except TypeError:
-        if runner.workers > 1:
+        if getattr(runner, "workers", 2) > 1:     # sent to other processes
             raise
         return uuid.uuid4().hex
 

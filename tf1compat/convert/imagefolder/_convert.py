@@ -197,7 +197,7 @@ def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shar
 
 def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards=None,
             seed=0, runner="local", on_error="raise", workers=None, beam_options=None,
-            wait=False, quiet=False):
+            scheduler=None, wait=False, quiet=False):
     """Convert a folder of images, one subfolder per class, to slim's TFRecords.
 
     Writes ``NAME_train_00000-of-0000N.tfrecord`` ..., ``NAME_validation_...`` (not
@@ -221,7 +221,7 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     (a dangling link) raises :class:`~tf1compat.errors.ImageFormatError` naming it,
     and nothing is written; with ``on_error="skip"`` it is left out and listed in the
     summary. A class folder without files is refused, naming it. ``runner``,
-    ``workers`` and ``beam_options`` as in :func:`tf1compat.cifar10.convert`; all or
+    ``workers``, ``beam_options`` and ``scheduler`` as in :func:`tf1compat.cifar10.convert`; all or
     nothing, resumed after a kill, the same bytes for every runner; earlier outputs of
     ``name`` (another shard count) are replaced. Another live conversion into
     ``output_dir`` is refused naming it, or with ``wait`` waited for. Shows a
@@ -233,7 +233,7 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     output_dir = output_dir.rstrip("/") if _fs.is_url(output_dir) else os.path.abspath(output_dir)
     _check_arguments(source_dir, output_dir, name, validation_fraction, num_shards, seed,
                      on_error)
-    runner = build_runner(runner, workers, beam_options)
+    runner = build_runner(runner, workers, beam_options, scheduler)
     start = time.perf_counter()
     classes, files = _list_classes(source_dir)
     splits = _split(files, validation_fraction, seed)
