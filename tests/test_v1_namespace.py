@@ -156,7 +156,7 @@ def test_constants_of_contrib_parts_without_counterpart_keep_their_tf1_values(tf
 
 
 def test_every_contrib_module_of_the_table_builds(tf1):
-    from tf1compat.v1.contrib import CONTRIB
+    from tf1compat.v1.contrib_table import CONTRIB
     from tf1compat.v1.proxy import unsupported_alternative
 
     for name, spec in CONTRIB.items():
@@ -238,7 +238,7 @@ def test_docs_contrib_tables_match_the_entries():
     import pathlib
     import re
 
-    from tf1compat.v1.contrib import CONTRIB
+    from tf1compat.v1.contrib_table import CONTRIB
     page = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "run-mode.md").read_text()
     section = page[page.index("## `tf.contrib` in run mode"):
                    page.index("## Classic programs")]

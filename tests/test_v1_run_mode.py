@@ -151,3 +151,36 @@ def test_bad_grace_period_is_refused_before_anything_changes(grace, tmp_path):
     with pytest.raises(ValueError, match="grace_period must be a positive number"):
         RunMode([tmp_path], grace_period=grace)
     assert builtins.__import__ is original_import
+
+
+# ------------------------------------------------------------ check without TensorFlow
+
+def test_check_imports_no_tensorflow(tmp_path):
+    program = tmp_path / "old.py"
+    program.write_text("import tensorflow as tf\nimport tensorflow.contrib.slim as slim\n"
+                       "tf.contrib.quantize.create_training_graph()\nslim.fully_connected\n")
+    probe = ("import sys\nfrom tf1compat import cli\nstatus = cli.main(['check', sys.argv[1]])\n"
+             "loaded = sorted(m for m in sys.modules if m.partition('.')[0] in "
+             "('tensorflow', 'tf_slim', 'keras'))\nprint(status, loaded)\n")
+    result = subprocess.run([sys.executable, "-c", probe, str(program)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "1 []"
+    assert "tf.contrib.quantize.create_training_graph: no TensorFlow 2 counterpart" \
+        in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_the_recorded_names_are_the_installed_tensorflows():
+    """The record check reads is run mode's tensorflow as this TensorFlow and tf-slim
+    give it; when they change, this names the modules and names that differ
+    (rewrite the record with `python -m tf1compat.v1.tf1_names`)."""
+    from tf1compat.v1.tf1_names import record_names, recorded_names
+
+    recorded, now = recorded_names(), record_names()
+    assert recorded["tensorflow"] == now["tensorflow"]
+    old, new = recorded["modules"], now["modules"]
+    changed = {module: sorted(set(old.get(module, {}).items()) ^ set(new.get(module, {}).items()))
+               for module in old.keys() | new.keys() if old.get(module) != new.get(module)}
+    assert changed == {}

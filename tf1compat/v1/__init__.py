@@ -9,7 +9,23 @@ disabled, ``tf.contrib``, tf1compat's queue API) while libraries keep TensorFlow
 lists what it would not support.
 """
 
-from tf1compat.v1.program import install, run_module, run_path, uninstall
-from tf1compat.v1.run_mode import RunMode
+import importlib
+
+# public name -> module that defines it, imported on first use (``tf1compat check``
+# imports tf1compat.v1.check without TensorFlow)
+_LAZY_NAMES = {"RunMode": "run_mode", "install": "program", "uninstall": "program",
+               "run_path": "program", "run_module": "program"}
 
 __all__ = ["RunMode", "install", "uninstall", "run_path", "run_module"]
+
+
+def __getattr__(name):
+    if name not in _LAZY_NAMES:
+        raise AttributeError(f"module 'tf1compat.v1' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tf1compat.v1.{_LAZY_NAMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -4,22 +4,29 @@ give it, found without running the program.
 Each Python file is parsed (never imported or run). Names bound to TensorFlow
 -- ``import tensorflow as tf``, ``import tensorflow.contrib.slim as slim``,
 ``from tensorflow.contrib import quantize``, ``slim = tf.contrib.slim`` -- are
-followed through every attribute chain and import, and each is looked up in run
-mode's ``tensorflow`` (:mod:`tf1compat.v1.namespace`) exactly as the program
-would reach it, without calling anything: a ``tf.contrib`` part without
-counterpart, or a name TensorFlow 2's ``tf.compat.v1`` no longer has (removed
-ops, Keras 2 layers), is a finding. ``tensorflow.python`` / ``tensorflow.core``
-(TensorFlow's private modules) are imported as they are and not judged.
+followed through every attribute chain and import, and each is looked up in the
+record of run mode's ``tensorflow`` (:mod:`tf1compat.v1.tf1_names`) and the
+contrib table (:mod:`tf1compat.v1.contrib_table`) exactly as the program would
+reach it: a ``tf.contrib`` part without counterpart, or a name TensorFlow 2's
+``tf.compat.v1`` no longer has (removed ops, Keras 2 layers), is a finding.
+``tensorflow.python`` / ``tensorflow.core`` (TensorFlow's private modules) and
+``tensorflow.compat.v2`` are imported as they are and not judged. Nothing here
+imports TensorFlow.
 """
 
 import ast
 import dataclasses
+import importlib.machinery
 import importlib.util
 import os
-import types
 
-from tf1compat.v1.namespace import resolve, tensorflow_module
-from tf1compat.v1.proxy import tf1_name, unsupported_alternative
+from tf1compat.v1.contrib_table import (
+    CONTRIB,
+    missing_module_message,
+    unknown_contrib_message,
+)
+from tf1compat.v1.proxy import tf1_name
+from tf1compat.v1.tf1_names import recorded_names
 
 __all__ = ["Finding", "Unparsed", "CheckReport", "check_file", "check_paths",
            "iter_python_files"]
@@ -104,6 +111,75 @@ def iter_python_files(paths):
             raise FileNotFoundError(f"check: {os.fspath(path)!r} does not exist")
 
 
+_REMOVED = "not in TensorFlow 2's tf.compat.v1 or run mode's tf.contrib ({})"
+_NOT_JUDGED = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Placeholder:
+    """An unsupported name of run mode's ``tf.contrib``, or (with ``path``, its
+    record's entry) an unsupported module."""
+
+    alternative: str
+    constants: dict
+    path: str | None = None
+
+    def attribute(self, name):
+        """What the program gets for ``<this>.<name>``: a constant's value (None) or
+        another placeholder with the same alternative."""
+        if self.path is not None:
+            return _Placeholder(self.alternative, self.constants.get(name) or {})
+        return None if name in self.constants else _Placeholder(self.alternative, {})
+
+
+def _contrib_placeholder(module_path, name, path=None):
+    """The placeholder recorded as ``module_path.name`` under ``tensorflow.contrib``."""
+    if module_path == "tensorflow.contrib":
+        spec = CONTRIB[name]
+        return _Placeholder(spec.alternative, spec.constants, path)
+    spec = CONTRIB[module_path.split(".")[2]]
+    return _Placeholder(spec.unsupported[name], {}, path)
+
+
+def _walk(parts):
+    """Follow ``tensorflow.<parts>`` through the record: ``(node, problem)`` where
+    ``node`` is a recorded module's name, a :class:`_Placeholder`, ``_NOT_JUDGED``
+    (in a module whose names are not recorded) or None (a value), and ``problem``
+    says why a name is missing (then ``node`` is where it was looked for)."""
+    modules = recorded_names()["modules"]
+    node = "tensorflow"
+    for part in parts:
+        if isinstance(node, _Placeholder):
+            kind = modules.get(node.path, {}).get(part) if node.path else None
+            if kind is None:
+                node = node.attribute(part)
+                if node is None:
+                    return None, None
+                continue
+            path = node.path
+        else:
+            entry = modules.get(node)
+            if entry is None:  # tensorflow.compat.v2: TensorFlow 2's own
+                return _NOT_JUDGED, None
+            kind = entry.get(part, entry.get("*"))
+            if kind is None:
+                reason = (unknown_contrib_message(part) if node == "tensorflow.contrib" else
+                          f"module {tf1_name(node)!r} has no attribute {part!r}")
+                return node, reason
+            path = node
+        if kind.startswith("!"):
+            return path, kind[1:].replace("{name}", part)
+        if kind == "u" or kind.startswith("u:"):
+            node = _contrib_placeholder(path, part, kind[2:] or None)
+        elif kind.startswith("m:"):
+            node = kind[2:]
+        elif kind == "o":  # a module of another package (tf-slim's)
+            return _NOT_JUDGED, None
+        else:  # a value
+            return None, None
+    return node, None
+
+
 def _problem(dotted):
     """Why run mode cannot give ``dotted`` (``tensorflow.x.y``), or None. Attributes
     of modules and placeholders are followed (a placeholder's constants are fine);
@@ -111,35 +187,39 @@ def _problem(dotted):
     parts = dotted.split(".")[1:]
     if parts and parts[0] in _PRIVATE:
         return None
-    node = tensorflow_module()
-    for part in parts:
-        if unsupported_alternative(node) is None and not isinstance(node, types.ModuleType):
-            break
-        try:
-            node = getattr(node, part)
-        except AttributeError as e:
-            return f"not in TensorFlow 2's tf.compat.v1 or run mode's tf.contrib ({e})"
-    alternative = unsupported_alternative(node)
-    if alternative is not None:
-        return f"no TensorFlow 2 counterpart in run mode; use {alternative}"
+    node, missing = _walk(parts)
+    if missing is not None:
+        return _REMOVED.format(missing)
+    if isinstance(node, _Placeholder):
+        return f"no TensorFlow 2 counterpart in run mode; use {node.alternative}"
     return None
+
+
+def _tensorflow_has_module(dotted):
+    """True when the installed TensorFlow has the module ``dotted``, found on disk
+    (importing it would import TensorFlow)."""
+    spec = importlib.util.find_spec("tensorflow")
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    relative = os.path.join(*dotted.split(".")[1:])
+    return any(os.path.isfile(os.path.join(location, relative, "__init__.py"))
+               or any(os.path.isfile(os.path.join(location, relative + suffix))
+                      for suffix in importlib.machinery.all_suffixes())
+               for location in spec.submodule_search_locations)
 
 
 def _import_problem(dotted):
     """Why ``import <dotted>`` would fail in run mode, or None."""
-    try:
-        module = resolve(dotted)
-    except ModuleNotFoundError as e:
-        return str(e)
-    if module is not None:
-        return _problem(dotted)
-    if dotted.split(".")[1] in _PRIVATE:
+    parts = dotted.split(".")[1:]
+    if parts and parts[0] in _PRIVATE:
         return None
-    try:
-        found = importlib.util.find_spec(dotted) is not None
-    except ImportError:
-        found = False
-    return None if found else f"no such module in TensorFlow 2 ({dotted})"
+    node, missing = _walk(parts)
+    if missing is not None and missing_module_message(dotted, missing) is not None:
+        return missing_module_message(dotted, missing)
+    if missing is None and node is not None:
+        return _problem(dotted)
+    return None if _tensorflow_has_module(dotted) else \
+        f"no such module in TensorFlow 2 ({dotted})"
 
 
 class _TensorFlowNames(ast.NodeVisitor):

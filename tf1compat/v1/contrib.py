@@ -1,8 +1,6 @@
-"""``tensorflow.contrib`` in run mode: each TF 1.15 contrib module mapped to what
-provides it on TensorFlow 2, or to placeholders naming the alternative.
-
-:data:`CONTRIB` is the table (the README's contrib tables show the same entries,
-compared by a test): module name -> :class:`ContribModule`. A mapped module answers from its
+"""``tensorflow.contrib`` in run mode, built from the TF-free table
+:data:`~tf1compat.v1.contrib_table.CONTRIB` (module name ->
+:class:`~tf1compat.v1.contrib_table.ContribModule`). A mapped module answers from its
 ``extras`` first, then its ``bases`` in order; names listed in ``unsupported``
 and every name of a module without counterpart are placeholders
 (:func:`~tf1compat.v1.proxy.unsupported`): they import fine and raise
@@ -12,241 +10,26 @@ tf-slim's layers and variables take TF 1.x's float dimensions
 (:mod:`tf1compat.v1.tf1_rules`).
 """
 
-import dataclasses
 import importlib
 
 from tf1compat._tf import tf, v1
 from tf1compat.v1 import tf1_rules, tutorials
+from tf1compat.v1.contrib_table import CONTRIB, unknown_contrib_message
 from tf1compat.v1.proxy import ProxyModule, tf1_name, unsupported, unsupported_module
 
-__all__ = ["CONTRIB", "ContribModule", "build_contrib"]
+__all__ = ["build_contrib"]
 
 
-@dataclasses.dataclass(frozen=True)
-class ContribModule:
-    """One ``tf.contrib.<name>``: ``maps_to`` says in words what provides it (None:
-    nothing, see ``alternative``); ``bases`` are zero-argument functions returning
-    the modules whose names it takes; ``extras`` more names (zero-argument
-    functions too, so nothing is imported before use); ``unsupported`` TF1 names
-    without counterpart -> alternative; ``constants`` class name -> its constants
-    (name -> TF1 value), kept on the placeholder class."""
-
-    maps_to: str | None
-    alternative: str = ""
-    bases: tuple = ()
-    extras: dict = dataclasses.field(default_factory=dict)
-    unsupported: dict = dataclasses.field(default_factory=dict)
-    constants: dict = dataclasses.field(default_factory=dict)
-
-
-def _module(name):
-    return lambda: importlib.import_module(name)
-
-
-def _tf_slim():
-    return importlib.import_module("tf_slim")  # run mode has repaired its data API
-
-
-_KERAS_CELLS = ("tf.keras.layers.LSTMCell / GRUCell / SimpleRNNCell with tf.keras.layers.RNN, "
-                "or tf.compat.v1.nn.rnn_cell with the tf-keras package installed "
-                "(TF_USE_LEGACY_KERAS=1)")
-_FEATURE_COLUMNS = "tf.feature_column (e.g. tf.feature_column.numeric_column)"
-
-CONTRIB = {
-    "slim": ContribModule(
-        "tf-slim 1.1.0 (`tf_slim`), its data API fixed by tf1compat; `slim.nets` is "
-        "`tf_slim.nets`; `slim.prefetch_queue.prefetch_queue` is tf1compat's",
-        bases=(_tf_slim,), extras={"nets": _module("tf_slim.nets")}),
-    "framework": ContribModule(
-        "tf-slim's variables and `arg_scope` helpers; `nest`, `is_tensor`, `sort`, "
-        "`argsort`, checkpoint readers from `tf` / `tf.train`",
-        bases=(_module("tf_slim.ops.variables"), _module("tf_slim.ops.arg_scope")),
-        extras={"get_or_create_global_step": lambda: v1.train.get_or_create_global_step,
-                "get_global_step": lambda: v1.train.get_global_step,
-                "nest": lambda: tf.nest, "is_tensor": lambda: tf.is_tensor,
-                "sort": lambda: tf.sort, "argsort": lambda: tf.argsort,
-                "load_checkpoint": lambda: tf.train.load_checkpoint,
-                "load_variable": lambda: tf.train.load_variable,
-                "list_variables": lambda: tf.train.list_variables,
-                "init_from_checkpoint": lambda: v1.train.init_from_checkpoint,
-                "get_name_scope": lambda: v1.get_name_scope},
-        unsupported={"CriticalSection": "tf.CriticalSection",
-                     "with_shape": "tf.debugging.assert_shapes, or tf.ensure_shape",
-                     "with_same_shape": "tf.debugging.assert_shapes"}),
-    "layers": ContribModule(
-        "tf-slim's layers, initializers, regularizers, optimizers and summaries "
-        "(`tf_slim.layers`)",
-        bases=(_module("tf_slim.layers"),),
-        unsupported={name: _FEATURE_COLUMNS for name in (
-            "real_valued_column", "sparse_column_with_keys", "sparse_column_with_hash_bucket",
-            "sparse_column_with_integerized_feature", "sparse_column_with_vocabulary_file",
-            "embedding_column", "one_hot_column", "bucketized_column", "crossed_column",
-            "weighted_sparse_column", "input_from_feature_columns",
-            "weighted_sum_from_feature_columns", "create_feature_spec_for_parsing",
-            "parse_feature_columns_from_examples")} | {
-            "embed_sequence": "tf.nn.embedding_lookup on a tf.compat.v1.get_variable",
-            "embedding_lookup_unique": "tf.nn.embedding_lookup"}),
-    "deprecated": ContribModule(
-        "`tf.summary`: `scalar_summary`, `image_summary`, `histogram_summary`, "
-        "`audio_summary`, `merge_summary`, `merge_all_summaries`",
-        extras={"scalar_summary": lambda: v1.summary.scalar,
-                "image_summary": lambda: v1.summary.image,
-                "histogram_summary": lambda: v1.summary.histogram,
-                "audio_summary": lambda: v1.summary.audio,
-                "merge_summary": lambda: v1.summary.merge,
-                "merge_all_summaries": lambda: v1.summary.merge_all}),
-    "training": ContribModule(
-        "tf-slim's training and evaluation loops (`create_train_op`, `train`, "
-        "`evaluate_once`, `evaluate_repeatedly`, hooks, `checkpoints_iterator`)",
-        bases=(_module("tf_slim.training.training"), _module("tf_slim.training.evaluation")),
-        unsupported={
-            "HParams": "a dict or dataclass, or tensorboard.plugins.hparams",
-            "bucket_by_sequence_length": "tf.data.experimental.bucket_by_sequence_length",
-            "batch_sequences_with_states": "tf.keras.layers.RNN(stateful=True) on tf.data",
-            "SequenceQueueingStateSaver": "tf.keras.layers.RNN(stateful=True) on tf.data",
-            "stratified_sample": "tf.data.Dataset.rejection_resample",
-            "rejection_sample": "tf.data.Dataset.rejection_resample",
-            "resample_at_rate": "tf.data.Dataset.rejection_resample",
-            "weighted_resample": "tf.data.Dataset.sample_from_datasets",
-            "FeedingQueueRunner": "tf.data.Dataset.from_generator",
-            "python_input": "tf.data.Dataset.from_generator"}),
-    "data": ContribModule(
-        "`tf.data.experimental`, plus `Dataset`, `TFRecordDataset`, `TextLineDataset`, "
-        "`FixedLengthRecordDataset`, `Iterator` from `tf.compat.v1.data`",
-        bases=(lambda: tf.data.experimental,),
-        extras={name: (lambda name=name: getattr(v1.data, name)) for name in (
-            "Dataset", "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset",
-            "Iterator")},
-        unsupported={
-            "batch_and_drop_remainder": "Dataset.batch(batch_size, drop_remainder=True)",
-            "padded_batch_and_drop_remainder":
-                "Dataset.padded_batch(batch_size, drop_remainder=True)",
-            "sliding_window_batch": "Dataset.window(size, shift).flat_map(...)",
-            "sloppy_interleave": "Dataset.interleave(..., deterministic=False)",
-            "read_batch_features": "tf.data.experimental.make_batched_features_dataset",
-            "LMDBDataset": "tensorflow_io's LMDB dataset"}),
-    "rnn": ContribModule(
-        "`static_rnn`, `static_bidirectional_rnn`, `static_state_saving_rnn` from "
-        "`tf.compat.v1.nn`; the cells need Keras 2",
-        extras={name: (lambda name=name: getattr(v1.nn, name)) for name in (
-            "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")},
-        unsupported={name: _KERAS_CELLS for name in (
-            "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
-            "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple",
-            "LayerNormBasicLSTMCell", "AttentionCellWrapper", "OutputProjectionWrapper",
-            "InputProjectionWrapper", "LSTMBlockCell", "GRUBlockCell", "NASCell",
-            "UGRNNCell", "IntersectionRNNCell", "CoupledInputForgetGateLSTMCell")}),
-    "metrics": ContribModule("tf-slim's streaming metrics (`tf_slim.metrics`)",
-                             bases=(_module("tf_slim.metrics"),)),
-    "losses": ContribModule("tf-slim's losses (`tf_slim.losses`)",
-                            bases=(_module("tf_slim.losses"),)),
-    "lookup": ContribModule(
-        "`tf.compat.v1.lookup`; `HashTable` is `StaticHashTable`, `MutableHashTable` and "
-        "`MutableDenseHashTable` are `tf.lookup.experimental`'s",
-        bases=(lambda: v1.lookup,),
-        extras={"HashTable": lambda: v1.lookup.StaticHashTable,
-                "MutableHashTable": lambda: tf.lookup.experimental.MutableHashTable,
-                "MutableDenseHashTable": lambda: tf.lookup.experimental.DenseHashTable},
-        unsupported={name: "tf.lookup.StaticVocabularyTable(tf.lookup.TextFileInitializer(...))"
-                     for name in ("index_table_from_file", "index_table_from_tensor",
-                                  "index_to_string_table_from_file",
-                                  "index_to_string_table_from_tensor", "string_to_index",
-                                  "index_to_string")}),
-    "util": ContribModule(
-        "`make_tensor_proto`, `make_ndarray`, `constant_value` (`tf.get_static_value`)",
-        extras={"make_tensor_proto": lambda: tf.make_tensor_proto,
-                "make_ndarray": lambda: tf.make_ndarray,
-                "constant_value": lambda: tf.get_static_value}),
-    "signal": ContribModule("`tf.signal`", bases=(lambda: tf.signal,)),
-    "stateless": ContribModule(
-        "`tf.random.stateless_*` (`stateless_random_uniform` is `stateless_uniform`, ...)",
-        extras={"stateless_random_uniform": lambda: tf.random.stateless_uniform,
-                "stateless_random_normal": lambda: tf.random.stateless_normal,
-                "stateless_truncated_normal": lambda: tf.random.stateless_truncated_normal,
-                "stateless_multinomial": lambda: tf.random.stateless_categorical}),
-}
-
-# Contrib modules of TF 1.15 with no counterpart run mode could give them.
-_WITHOUT_COUNTERPART = {
-    "autograph": "tf.autograph",
-    "batching": "tf.nondifferentiable_batch_function",
-    "bayesflow": "TensorFlow Probability (tensorflow_probability)",
-    "checkpoint": "tf.train.Checkpoint",
-    "cloud": "tensorflow_io (BigQuery, GCS readers)",
-    "cluster_resolver": "tf.distribute.cluster_resolver",
-    "compiler": "tf.function(jit_compile=True)",
-    "constrained_optimization": "TensorFlow Constrained Optimization (tensorflow_constrained_"
-                                "optimization)",
-    "copy_graph": "rebuilding the graph (no TensorFlow 2 counterpart)",
-    "crf": "TensorFlow Addons' tfa.text (crf_log_likelihood, crf_decode)",
-    "cudnn_rnn": "tf.keras.layers.LSTM / GRU (they use cuDNN on GPU)",
-    "distribute": "tf.distribute",
-    "distributions": "TensorFlow Probability's tfp.distributions",
-    "eager": "TensorFlow 2 eager execution and tf.function",
-    "estimator": "the tensorflow_estimator package",
-    "factorization": "tf.keras models, or TensorFlow Recommenders",
-    "feature_column": _FEATURE_COLUMNS,
-    "ffmpeg": "tensorflow_io's audio and video ops",
-    "gan": "TF-GAN (tensorflow_gan)",
-    "graph_editor": "rebuilding the graph (no TensorFlow 2 counterpart)",
-    "grid_rnn": "tf.keras.layers.RNN with custom cells",
-    "image": "tf.image, or TensorFlow Addons' tfa.image (rotate, transform, ...)",
-    "input_pipeline": "tf.data",
-    "integrate": "TensorFlow Probability's tfp.math.ode",
-    "keras": "tf.keras",
-    "kernel_methods": "tf.keras.layers.experimental.RandomFourierFeatures",
-    "labeled_tensor": "plain tensors (no TensorFlow 2 counterpart)",
-    "learn": "tf.keras, or tf.estimator (tensorflow_estimator)",
-    "legacy_seq2seq": "TensorFlow Addons' tfa.seq2seq",
-    "linear_optimizer": "tf.keras linear models",
-    "memory_stats": "tf.config.experimental.get_memory_info",
-    "mixed_precision": "tf.keras.mixed_precision",
-    "model_pruning": "tensorflow_model_optimization's tfmot.sparsity",
-    "nn": "tf.nn",
-    "opt": "tf.keras.optimizers, or TensorFlow Addons' tfa.optimizers",
-    "optimizer_v2": "tf.keras.optimizers",
-    "periodic_resample": "tf.reshape / tf.transpose (no TensorFlow 2 counterpart)",
-    "predictor": "tf.saved_model.load",
-    "proto": "tf.io.decode_proto / tf.io.encode_proto",
-    "quantization": "tf.quantization",
-    "quantize": "tensorflow_model_optimization's quantization-aware training "
-                "(tfmot.quantization.keras.quantize_model)",
-    "receptive_field": "computing it by hand (no TensorFlow 2 counterpart)",
-    "recurrent": "tf.keras.layers.RNN",
-    "reduce_slice_ops": "tf.math.segment_sum and friends",
-    "remote_fused_graph": "nothing (removed from TensorFlow)",
-    "resampler": "TensorFlow Addons' tfa.image.resampler",
-    "rpc": "tf.distribute / gRPC outside the graph",
-    "saved_model": "tf.compat.v1.saved_model",
-    "seq2seq": "TensorFlow Addons' tfa.seq2seq",
-    "solvers": "tf.linalg",
-    "sparsemax": "TensorFlow Addons' tfa.activations.sparsemax",
-    "specs": "tf.keras (no TensorFlow 2 counterpart)",
-    "staging": "tf.data's Dataset.prefetch",
-    "stat_summarizer": "the TensorFlow Profiler",
-    "summary": "tf.summary (TensorFlow 2: create_file_writer, scalar, ...)",
-    "tensor_forest": "TensorFlow Decision Forests",
-    "tensorboard": "tensorboard.plugins.projector",
-    "tensorrt": "tf.experimental.tensorrt.Converter (TF-TRT; needs TensorFlow built with "
-                "TensorRT)",
-    "testing": "tf.test",
-    "tfprof": "tf.profiler",
-    "timeseries": "tf.keras models (no TensorFlow 2 counterpart)",
-    "tpu": "tf.distribute.TPUStrategy",
-}
-# Constants of those modules, with their TF 1.15 values: a program compares with
-# them (``mode == tf.contrib.learn.ModeKeys.TRAIN``), so they must be right.
-_CONSTANTS = {
-    "learn": {
-        "ModeKeys": {"TRAIN": "train", "EVAL": "eval", "INFER": "infer"},
-        "ProblemType": {"UNSPECIFIED": 0, "CLASSIFICATION": 1, "LINEAR_REGRESSION": 2,
-                        "LOGISTIC_REGRESSION": 3},
-        "PredictionKey": {"CLASSES": "classes", "PROBABILITIES": "probabilities",
-                          "LOGITS": "logits", "LOGISTIC": "logistic", "SCORES": "scores",
-                          "TOP_K": "top_k", "GENERIC": "output"}},
-}
-CONTRIB.update({name: ContribModule(None, alternative, constants=_CONSTANTS.get(name, {}))
-                for name, alternative in _WITHOUT_COUNTERPART.items()})
+def _referenced(reference):
+    """What a table reference names: ``tf.X`` / ``v1.X`` an attribute path of
+    TensorFlow 2 / ``tf.compat.v1``, anything else a module to import."""
+    root, _, path = reference.partition(".")
+    if root not in ("tf", "v1"):
+        return importlib.import_module(reference)
+    node = tf if root == "tf" else v1
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node
 
 
 def _public_names(module):
@@ -262,7 +45,7 @@ def _build_module(name, spec, table):
         return tutorials.build_learn(spec.alternative, spec.constants)
     if spec.maps_to is None:
         return unsupported_module(module_name, spec.alternative, spec.constants)
-    bases = [(base, _public_names(base)) for base in (make() for make in spec.bases)]
+    bases = [(base, _public_names(base)) for base in map(_referenced, spec.bases)]
     placeholders = {n: unsupported(tf1_name(module_name, n), alternative)
                     for n, alternative in spec.unsupported.items()}
     float_dimensions = {}  # tf-slim's layers and variables taking TF 1.x's float dimensions
@@ -275,13 +58,15 @@ def _build_module(name, spec, table):
                 return getattr(base, attribute)
         return None
 
-    lazy = dict(spec.extras)
+    lazy = {n: (lambda reference=reference: _referenced(reference))
+            for n, reference in spec.extras.items()}
     attributes = {**float_dimensions, **placeholders}
     if name == "slim":  # tf1compat's prefetch_queue, through the replaceable table
         attributes["prefetch_queue"] = ProxyModule(
             f"{module_name}.prefetch_queue", importlib.import_module(
                 "tf_slim.data.prefetch_queue"), table=table)
     return ProxyModule(module_name, attributes=attributes, lazy=lazy, fallback=from_bases,
+                       fallback_names=frozenset().union(*(names for _, names in bases)),
                        doc=f"{tf1_name(module_name)} in tf1compat run mode: {spec.maps_to}")
 
 
@@ -292,9 +77,8 @@ def build_contrib(table):
             for name, spec in CONTRIB.items()}
 
     def unknown(name):
-        raise AttributeError(
-            f"module 'tf.contrib' has no attribute {name!r}: tf1compat run mode does not "
-            f"provide it; it provides {sorted(CONTRIB)}")
+        raise AttributeError(unknown_contrib_message(name))
 
     return ProxyModule("tensorflow.contrib", lazy=lazy, fallback=unknown,
-                       doc="tf.contrib in tf1compat run mode; see tf1compat.v1.contrib.CONTRIB")
+                       doc="tf.contrib in tf1compat run mode; see "
+                                          "tf1compat.v1.contrib_table.CONTRIB")

@@ -27,16 +27,10 @@ import types
 
 from tf1compat._tf import v1
 from tf1compat.v1 import contrib, queue_runtime, tf1_rules, tutorials
+from tf1compat.v1.contrib_table import missing_module_message
 from tf1compat.v1.proxy import ProxyModule
 
 __all__ = ["build_tensorflow_module", "tensorflow_module", "resolve"]
-
-
-# tensorflow.<part> -> what to say when a module below it is not provided
-_MISSING_MODULE_HINTS = {
-    "contrib": "import tf.contrib's modules themselves",
-    "examples": "it provides tensorflow.examples.tutorials.mnist (input_data, mnist)",
-}
 
 
 def _real_submodule(name):
@@ -78,11 +72,9 @@ def resolve(dotted, top=None):
         try:
             node = getattr(node, part)
         except AttributeError as e:
-            hint = _MISSING_MODULE_HINTS.get(dotted.split(".")[1])
-            if hint is not None:
-                raise ModuleNotFoundError(
-                    f"No module named {dotted!r}: tf1compat run mode does not provide it; "
-                    f"{hint} ({e})", name=dotted) from None
+            message = missing_module_message(dotted, e)
+            if message is not None:
+                raise ModuleNotFoundError(message, name=dotted) from None
             return None
         if not isinstance(node, types.ModuleType):
             return None

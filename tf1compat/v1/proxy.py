@@ -21,6 +21,7 @@ __all__ = ["ProxyModule", "unsupported", "unsupported_module", "unsupported_alte
 
 _STATE = "_tf1compat_proxy"
 _ALTERNATIVE = "_tf1compat_alternative"
+_FALLBACK_NAMES = "_tf1compat_fallback_names"
 _publishing = threading.Lock()
 
 
@@ -33,18 +34,20 @@ def tf1_name(module_name, name=None):
 class ProxyModule(types.ModuleType):
     """A module made of ``attributes``, ``lazy`` factories, a ``table`` and a ``base``.
 
+    ``fallback_names`` are the names ``fallback`` answers, listed by ``dir()``.
     ``table`` is a mapping from keys ``"<path below tensorflow>.<name>"`` (e.g.
     ``"train.batch"``) to values, consulted on every access. Values found in
     ``base`` are cached as attributes (``base`` is fixed); table values never are.
     """
 
     def __init__(self, name, base=None, *, attributes=None, lazy=None, table=None,
-                 fallback=None, doc=None):
+                 fallback=None, fallback_names=(), doc=None):
         super().__init__(name, doc if doc is not None else getattr(base, "__doc__", None))
         vars(self).update(attributes or {})
         prefix = name.partition(".")[2]
         vars(self)[_STATE] = (base, dict(lazy or {}), table, prefix + "." if prefix else "",
                               fallback)
+        vars(self)[_FALLBACK_NAMES] = frozenset(fallback_names)
 
     def __getattr__(self, name):
         base, lazy, table, prefix, fallback = vars(self)[_STATE]
@@ -79,7 +82,8 @@ class ProxyModule(types.ModuleType):
 
     def __dir__(self):
         base, lazy, table, prefix, _ = vars(self)[_STATE]
-        names = set(vars(self)) - {_STATE, _ALTERNATIVE} | set(lazy)
+        names = set(vars(self)) - {_STATE, _ALTERNATIVE, _FALLBACK_NAMES} | set(lazy)
+        names |= vars(self)[_FALLBACK_NAMES]
         names.update(key[len(prefix):] for key in (table or ()) if key.startswith(prefix)
                      and "." not in key[len(prefix):])
         return sorted(names | set(dir(base) if base is not None else ()))

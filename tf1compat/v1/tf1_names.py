@@ -1,0 +1,116 @@
+"""The names run mode's ``tensorflow`` holds, recorded so ``tf1compat check`` needs
+no TensorFlow.
+
+:func:`record_names` walks run mode's ``tensorflow`` module (it imports TensorFlow)
+and returns, for each module of the tree, its public names and what each is. The
+record for the TensorFlow tf1compat is tested with is ``tf1_names.json.gz`` next
+to this file (written by ``python -m tf1compat.v1.tf1_names``); :func:`recorded_names`
+reads it. A test records the installed TensorFlow's and compares, so a new
+TensorFlow that changes the names fails by name.
+
+A module's entry maps each name to ``"m:<dotted name>"`` (a module of the tree,
+listed under that name), ``"o"`` (a module of another package, tf-slim's
+included, whose names are not judged), ``"u"`` (a placeholder of run mode: an
+unsupported ``tf.contrib`` name), ``"u:<dotted name>"`` (an unsupported module;
+its entry lists only the names it has that are not placeholders), ``""``
+(anything else), or ``"!<message>"`` (getting it raises AttributeError with that
+message). A module whose names cannot be listed
+(TensorFlow's ``tf.layers`` under Keras 3) maps ``"*"`` to the message every name
+gets, with ``{name}`` in place of the name. Left out: ``tensorflow.python`` /
+``tensorflow.core`` (TensorFlow's private modules, not judged); not walked:
+``tensorflow.compat.v2`` (TensorFlow 2 itself).
+"""
+
+import functools
+import gzip
+import json
+import os
+import sys
+import types
+
+__all__ = ["record_names", "recorded_names", "RECORD_PATH"]
+
+RECORD_PATH = os.path.join(os.path.dirname(__file__), "tf1_names.json.gz")
+_NOT_WALKED = frozenset({"tensorflow.compat.v2"})
+_PRIVATE_MODULES = frozenset({"tensorflow.python", "tensorflow.core"})  # listed once loaded
+_PROBE = "__tf1compat_probe__"
+_WALKED_PACKAGES = ("tensorflow", "keras", "tf_keras")  # API modules; tf-slim's are not
+_PRIVATE_PACKAGES = ("tensorflow.python", "tensorflow.core")
+
+
+def _kind(value, canonical, pending, dotted):
+    from tf1compat.v1.proxy import ProxyModule, unsupported_alternative
+
+    unsupported = unsupported_alternative(value) is not None
+    if unsupported and not isinstance(value, types.ModuleType):
+        return "u"
+    if not isinstance(value, types.ModuleType):
+        return ""
+    name = vars(value).get("__name__")  # None: a lazy loader of TensorFlow's API
+    if not isinstance(value, ProxyModule) and name is not None and (
+            not name.startswith(_WALKED_PACKAGES) or name.startswith(_PRIVATE_PACKAGES)):
+        return "o"
+    if id(value) not in canonical:
+        canonical[id(value)] = dotted
+        pending.append((dotted, value))
+    return ("u:" if unsupported else "m:") + canonical[id(value)]
+
+
+def _entry(module, canonical, pending, path):
+    from tf1compat.v1.proxy import unsupported_alternative
+
+    try:
+        names = sorted(n for n in dir(module) if not n.startswith("_")
+                       and f"{path}.{n}" not in _PRIVATE_MODULES)
+        if unsupported_alternative(module) is not None:  # its real names only
+            names = [n for n in names if unsupported_alternative(getattr(module, n)) is None]
+    except Exception:  # noqa: BLE001 - a lazy module that cannot list its names
+        try:
+            getattr(module, _PROBE)
+        except Exception as e:  # noqa: BLE001 - what every name gets, recorded
+            return {"*": "!" + str(e).replace(_PROBE, "{name}")}
+        return {}
+    entry = {}
+    for name in names:
+        dotted = f"{path}.{name}"
+        try:
+            value = getattr(module, name)
+        except Exception as e:  # noqa: BLE001 - what the program would get, recorded
+            entry[name] = "!" + str(e)
+            continue
+        entry[name] = ("m:" + dotted) if dotted in _NOT_WALKED else \
+            _kind(value, canonical, pending, dotted)
+    return entry
+
+
+def record_names():
+    """``{"tensorflow": version, "modules": {dotted module name: entry}}`` for run
+    mode's ``tensorflow`` as the installed TensorFlow and tf-slim give it."""
+    from tf1compat._tf import tf
+    from tf1compat.v1.namespace import tensorflow_module
+
+    top = tensorflow_module()
+    canonical = {id(top): "tensorflow"}
+    pending = [("tensorflow", top)]
+    modules = {}
+    while pending:
+        path, module = pending.pop()
+        modules[path] = _entry(module, canonical, pending, path)
+    return {"tensorflow": tf.__version__, "modules": modules}
+
+
+@functools.cache
+def recorded_names():
+    """The record stored with tf1compat (see the module docstring)."""
+    with gzip.open(RECORD_PATH, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _write_record(path=RECORD_PATH):
+    data = json.dumps(record_names(), sort_keys=True, separators=(",", ":"))
+    with gzip.GzipFile(path, "wb", mtime=0) as f:  # the same bytes for the same names
+        f.write(data.encode("utf-8"))
+
+
+if __name__ == "__main__":
+    _write_record(sys.argv[1] if len(sys.argv) > 1 else RECORD_PATH)
