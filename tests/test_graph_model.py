@@ -195,8 +195,8 @@ def test_index_is_cached_until_the_graph_changes():
         rebuilt = graph_index(graph)
     batch_queue = op_types.queue_handle(batch.op).op.name
     assert rebuilt is not index and batch_queue in rebuilt.runners
-    assert rebuilt.upstream_queues([batch]) == {batch_queue, name}
-    assert rebuilt.upstream_queues([batch], fed=[element]) == {batch_queue}
+    assert rebuilt.upstream([batch])[1] == {batch_queue, name}
+    assert rebuilt.upstream([batch], fed=[element])[1] == {batch_queue}
 
 
 def test_stateful_ops_are_tensorflows_with_outputs_only():

@@ -4,7 +4,7 @@ A classic pipeline (``reader.read`` -> ``parse_single_example`` -> ``batch``) pa
 one Python ``session.run`` step in a queue-runner thread per example. Here the files
 the filename queue hands out are read, batched, parsed with one vectorized call per
 ``records_per_read`` records (by default about 1024) and prefetched by tf.data,
-inside the graph (:mod:`.record_datasets`); the result is an iterator's
+inside the graph; the result is an iterator's
 ``get_next()``, and ``local_variables_initializer()`` (which ``SessionIterator`` and
 every TF1 loop already run, as ``num_epochs`` needs it) starts the iterator. No
 thread runs besides the producer's queue runner and tf.data's own, so TensorFlow's
@@ -39,7 +39,6 @@ from tf1compat.pipeline._validate import (
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.readers import spec_of_readers
 from tf1compat.pipeline.queues import TFRecordReader, check_queue_files, queue_files
-from tf1compat.pipeline.record_datasets import build_record_chunks
 
 __all__ = ["build_record_batches", "build_example_batches", "build_batches",
            "parse_examples", "files_read_by"]
@@ -55,6 +54,42 @@ _FILES_READ = weakref.WeakKeyDictionary()
 def files_read_by(op):
     """``(files, compression)`` a fast path's ``get_next`` op reads, or None."""
     return _FILES_READ.get(op.graph, {}).get(op.name)
+
+
+def _file_names(filename_queue):
+    """The names dequeued from ``filename_queue`` (a queue or its handle), until it is
+    closed and empty: the dequeue's OutOfRangeError ends a (v1) map dataset."""
+    handle = getattr(filename_queue, "queue_ref", filename_queue)
+
+    def dequeue(_):
+        dequeue_one = getattr(tf.raw_ops, op_types.DEQUEUE)
+        name = dequeue_one(handle=handle, component_types=[tf.string])[0]
+        name.set_shape([])
+        return name
+
+    return v1.data.Dataset.from_tensors(0).repeat().map(dequeue)
+
+
+def _record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
+    """Dataset of chunks ``{"records", "file", "start"}`` of up to ``chunk_size`` records
+    of one file (``start``: the position of its first record, which gives the reader
+    keys), from the files of ``filename_queue`` in its order, read as ``reading`` (a
+    :class:`~tf1compat.pipeline.graph_model.readers.ReaderSpec`) says; ``parallel_files``
+    files are read at once, interleaved chunk by chunk in a fixed order."""
+
+    def file_chunks(filename):
+        def chunk(start, records):
+            return reading.advance(start, records), {"records": records, "file": filename,
+                                                     "start": start}
+
+        return reading.records(filename).batch(chunk_size).scan(
+            tf.constant(0, tf.int64), chunk)
+
+    names = _file_names(filename_queue)
+    if parallel_files == 1:
+        return names.flat_map(file_chunks)
+    return names.interleave(file_chunks, cycle_length=parallel_files,
+                            num_parallel_calls=parallel_files, deterministic=True)
 
 
 def _check_parsed(api, parsed):
@@ -147,7 +182,7 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
         return parsed, reading.key_parts(chunk, tf.constant(files)) if with_keys else ()
 
     with tf.name_scope(name or "record_batches"):
-        chunks = build_record_chunks(filename_queue, reading, records_per_read, len(readers))
+        chunks = _record_chunks(filename_queue, reading, records_per_read, len(readers))
         if shuffle:
             chunks = chunks.map(reading.per_record).unbatch() \
                 .shuffle(min_after_dequeue + batch_size, seed=seed).batch(records_per_read)

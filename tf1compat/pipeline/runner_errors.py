@@ -156,7 +156,7 @@ def _enqueued_components(graph, op=None):
     """Per enqueue op of the graph's queue runners, the tensors it enqueues (only
     those computed from ``op``, when given)."""
     groups = []
-    for enqueue in graph_index(graph).all_enqueue_ops():
+    for enqueue in graph_index(graph).enqueue_ops():
         components = op_types.enqueued(enqueue)
         if components and (op is None or op in ancestors(
                 components, lambda o: o.type in op_types.READS)):

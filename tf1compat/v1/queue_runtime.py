@@ -219,8 +219,8 @@ def _graph_elements(graph, values):
 
 def _upstream_queues(graph, fetches, feed_dict):
     """Names of the queues whose elements the fetches wait for; fed tensors cut the path."""
-    return graph_index(graph).upstream_queues(
-        _graph_elements(graph, fetches), fed=_graph_elements(graph, list(feed_dict or ())))
+    return graph_index(graph).upstream(
+        _graph_elements(graph, fetches), fed=_graph_elements(graph, list(feed_dict or ())))[1]
 
 
 def _element_names(graph, values):

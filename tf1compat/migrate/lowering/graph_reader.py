@@ -237,7 +237,7 @@ class GraphReader:
         for other, _, other_function, other_source in group[1:]:
             if (other.type, other_source.type) != (enqueue.type, source.type) or \
                     other_function.signature() != function.signature() or \
-                    _reader_config(other_source) != _reader_config(source):
+                    _reader_settings(other_source) != _reader_settings(source):
                 raise LoweringError(other.name, other.type, f"the {len(group)} branches "
                                     f"feeding '{_upstream_queue(enqueue).name}' differ from "
                                     f"'{enqueue.name}'; branches reading one queue are lowered "
@@ -271,6 +271,6 @@ def _set_once(read):
     return writers[0].inputs[1]
 
 
-def _reader_config(source):
+def _reader_settings(source):
     """The reader type and attributes behind a read (None for a dequeue)."""
     return reader_settings(op_types.reader_op(source)) if source.type == op_types.READ else None

@@ -40,17 +40,14 @@ class GraphIndex:
     """The queue runners of a graph by queue, and what follows from them."""
 
     def __init__(self, graph):
-        self.graph = graph
         self.runners = {}          # queue op name -> its QueueRunners
         for runner in graph.get_collection(op_types.QUEUE_RUNNERS):
             self.runners.setdefault(runner.queue.queue_ref.op.name, []).append(runner)
 
-    def enqueue_ops(self, queue_name):
-        """The enqueue ops the queue runners of queue ``queue_name`` run."""
-        return [op for runner in self.runners.get(queue_name, ()) for op in runner.enqueue_ops]
-
-    def all_enqueue_ops(self):
-        return [op for runners in self.runners.values() for runner in runners
+    def enqueue_ops(self, queue_name=None):
+        """The enqueue ops the queue runners of queue ``queue_name`` (of all queues) run."""
+        names = self.runners if queue_name is None else [queue_name]
+        return [op for name in names for runner in self.runners.get(name, ())
                 for op in runner.enqueue_ops]
 
     def upstream(self, tensors_or_ops, fed=()):
@@ -72,10 +69,6 @@ class GraphIndex:
             pending.extend(t.op for t in op.inputs if t not in fed)
             pending.extend(op.control_inputs)
         return seen, frozenset(queues)
-
-    def upstream_queues(self, tensors_or_ops, fed=()):
-        """Names of the queues whose elements ``tensors_or_ops`` wait for (see :meth:`upstream`)."""
-        return self.upstream(tensors_or_ops, fed)[1]
 
 
 def graph_index(graph):

@@ -1,14 +1,10 @@
 """One spec per TF1 reader op type: what it reads and how TensorFlow names its records.
 
-A :class:`ReaderSpec` is made from a reader op of a graph (:func:`spec_of_reader_op`),
-from reader instances that must read alike (:func:`spec_of_readers`, the fast
-paths) or from a reader class and its arguments (:func:`spec_of_reader_class`,
-``to_tf_data(files)``). It gives the records of a file as tf.data
-(:meth:`~ReaderSpec.records`), each record's reader key as the TF1 reader builds
-it (``file:byte offset`` for TFRecords, ``file:record number`` for fixed-length
-records, ``file:line number`` for text lines, the file name for whole files), and
-the same records and keys in Python (:meth:`~ReaderSpec.iter_records`), which is
-what locates a damaged or failing record.
+A :class:`ReaderSpec`, made from a reader op, reader instances or a reader class,
+gives a file's records as tf.data and in Python (which locates a damaged record),
+with each record's key as the TF1 reader builds it: ``file:byte offset`` for
+TFRecords, ``file:record number`` for fixed-length records, ``file:line number``
+for text lines, the file name for whole files.
 """
 
 import inspect
@@ -32,10 +28,11 @@ class ReaderSpec:
     dataset_name = None   # its tf.data counterpart, as plans name it
     compression = None    # "GZIP", "ZLIB" or None
     hop_bytes = 0
+    settings = {}         # the reader's attributes as plans show them
 
     def arguments(self):
-        """The settings that differ from the defaults, as plans show them."""
-        return {}
+        """The settings that differ from the defaults."""
+        return {key: value for key, value in self.settings.items() if value}
 
     def describe(self):
         shown = ", ".join(f"{key}={value!r}" for key, value in self.arguments().items())
@@ -91,10 +88,7 @@ class _TFRecords(ReaderSpec):
     op_type, dataset_name = op_types.TFRECORD_READER, "TFRecordDataset"
 
     def __init__(self, compression):
-        self.compression = compression
-
-    def arguments(self):
-        return {"compression_type": self.compression} if self.compression else {}
+        self.compression, self.settings = compression, {"compression_type": compression}
 
     def records(self, filename):
         return tf.data.TFRecordDataset(filename, compression_type=self.compression)
@@ -126,11 +120,9 @@ class _FixedLengthRecords(ReaderSpec):
     def __init__(self, record_bytes, header_bytes, footer_bytes, hop_bytes, compression):
         self.sizes = (record_bytes, header_bytes, footer_bytes)
         self.hop_bytes, self.compression = hop_bytes, compression
-
-    def arguments(self):
-        names = ("record_bytes", "header_bytes", "footer_bytes", "hop_bytes", "encoding")
-        values = (*self.sizes, self.hop_bytes, self.compression)
-        return {name: value for name, value in zip(names, values, strict=True) if value}
+        self.settings = {"record_bytes": record_bytes, "header_bytes": header_bytes,
+                         "footer_bytes": footer_bytes, "hop_bytes": hop_bytes,
+                         "encoding": compression}
 
     def records(self, filename):
         record_bytes, header_bytes, footer_bytes = self.sizes
@@ -163,9 +155,7 @@ class _TextLines(ReaderSpec):
 
     def __init__(self, skip_header_lines):
         self.skip_header_lines = skip_header_lines
-
-    def arguments(self):
-        return {"skip_header_lines": self.skip_header_lines} if self.skip_header_lines else {}
+        self.settings = {"skip_header_lines": skip_header_lines}
 
     def records(self, filename):
         return tf.data.TextLineDataset(filename).skip(self.skip_header_lines)
@@ -228,19 +218,19 @@ def spec_of_readers(api, readers):
     """The :class:`ReaderSpec` of a list of reader instances, which must all read
     alike, without overlapping records (the fast paths)."""
     ops = [_reader_op_of(reader) for reader in readers]
-    kinds = {reader_settings(op) if op is not None else type(r).__name__
-             for op, r in zip(ops, readers, strict=True)}
+    for op, reader in zip(ops, readers, strict=True):
+        if op is None or op.type not in op_types.READERS:
+            names = ", ".join(_READER_CLASSES[:-1]) + " or " + _READER_CLASSES[-1]
+            raise PipelineConfigError(
+                f"{api}: cannot read with a {type(reader).__name__ if op is None else op.type}"
+                f"; expected a {names}", argument="reader", expected=names)
+    kinds = {reader_settings(op) for op in ops}
     if len(kinds) > 1:
         raise PipelineConfigError(
             f"{api}: the readers differ ({len(kinds)} kinds or settings); give readers "
             "of one kind with the same arguments", argument="reader",
             expected="readers of one kind and settings")
-    spec = spec_of_reader_op(ops[0]) if ops[0] is not None else None
-    if spec is None:
-        op_type = ops[0].type if ops[0] is not None else type(readers[0]).__name__
-        names = ", ".join(_READER_CLASSES[:-1]) + " or " + _READER_CLASSES[-1]
-        raise PipelineConfigError(f"{api}: cannot read with a {op_type}; expected a {names}",
-                                  argument="reader", expected=names)
+    spec = spec_of_reader_op(ops[0])
     if spec.hop_bytes:
         raise PipelineConfigError(
             f"{api}: FixedLengthRecordReader with hop_bytes={spec.hop_bytes} is not "
