@@ -225,3 +225,58 @@ def test_beam_writes_into_s3_the_bytes_written_on_disk(s3, bucket, tmp_path):
     assert e.value.task == "t-00001-of-00002.tfrecord" and e.value.input_index == 1
     s3.invalidate_cache()
     assert not s3.exists(f"{bucket}/bad")
+
+
+def test_sources_in_the_store_convert_to_the_bytes_of_local_sources(s3, bucket, tmp_path):
+    source = cifar10.make_synthetic(tmp_path / "cifar", 30, 10, seed=7, archive=True)
+    archive = tmp_path / "cifar" / "cifar-10-binary.tar.gz"
+    folder = tmp_path / "cifar" / "cifar-10-batches-bin"
+    assert archive.exists() and folder.is_dir(), source
+    s3.put(str(folder), f"{bucket}/in/cifar-10-batches-bin", recursive=True)
+    s3.put_file(str(archive), f"{bucket}/in/cifar-10-binary.tar.gz")
+    cifar10.convert(folder, tmp_path / "disk", num_shards=3, workers=0, quiet=True)
+    cifar10.convert(f"s3://{bucket}/in/cifar-10-batches-bin", f"s3://{bucket}/c1",
+                    num_shards=3, workers=2, quiet=True)
+    cifar10.convert(f"s3://{bucket}/in/cifar-10-binary.tar.gz", f"s3://{bucket}/c2",
+                    num_shards=3, workers=0, quiet=True)
+    for prefix in ("c1", "c2"):
+        stored = objects(s3, f"{bucket}/{prefix}")
+        stored.pop(MANIFEST)
+        assert stored == files_of(tmp_path / "disk"), prefix
+
+    rng = np.random.default_rng(8)
+    for kind in ("cats", "dogs"):
+        os.makedirs(tmp_path / "photos" / kind / "more")
+        images = rng.integers(0, 256, (5, 8, 10, 3), dtype=np.uint8)
+        for i, data in enumerate(encode_png(images)):
+            where = "more/" if i % 2 else ""
+            (tmp_path / "photos" / kind / f"{where}{i}.png").write_bytes(data)
+    (tmp_path / "photos" / "dogs" / ".hidden.png").write_bytes(b"left out")
+    s3.put(str(tmp_path / "photos"), f"{bucket}/photos", recursive=True)
+    imagefolder.convert(tmp_path / "photos", tmp_path / "flowers", name="f", num_shards=2,
+                        workers=0, quiet=True)
+    summary = imagefolder.convert(f"s3://{bucket}/photos", f"s3://{bucket}/flowers", name="f",
+                                  num_shards=2, workers=2, quiet=True)
+    assert summary.classes == ("cats", "dogs")
+    stored = objects(s3, f"{bucket}/flowers")
+    stored.pop(MANIFEST)
+    assert stored == files_of(tmp_path / "flowers")
+
+
+def test_a_damaged_source_object_is_named(s3, bucket, tmp_path):
+    folder = f"{bucket}/bad/cifar-10-batches-bin"
+    s3.pipe_file(f"{folder}/data_batch_1.bin", b"\0" * 3073)
+    with pytest.raises(ValueError, match=rf"s3://{folder}: missing data_batch_2.bin; a "
+                                         r"cifar10 binary folder has \['data_batch_1.bin'"):
+        cifar10.convert(f"s3://{bucket}/bad", f"s3://{bucket}/out", quiet=True)
+    for name in ("data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5", "test_batch"):
+        s3.pipe_file(f"{folder}/{name}.bin", b"\0" * 3074)
+    with pytest.raises(ValueError, match=rf"s3://{folder}/data_batch_2.bin: size 3074 bytes "
+                                         r"is not a positive multiple of the 3073-byte record"):
+        cifar10.convert(f"s3://{bucket}/bad", f"s3://{bucket}/out", quiet=True)
+    s3.pipe_file(f"{bucket}/photos2/cats/a.png", b"not an image")
+    with pytest.raises(ValueError, match=rf"s3://{bucket}/photos2/cats/a.png: not an image"):
+        imagefolder.convert(f"s3://{bucket}/photos2", f"s3://{bucket}/out2", name="f",
+                            workers=0, quiet=True)
+    s3.invalidate_cache()
+    assert not s3.exists(f"{bucket}/out") and not s3.exists(f"{bucket}/out2")

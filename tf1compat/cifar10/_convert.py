@@ -93,11 +93,19 @@ class ConversionSummary:
                 f"({self.image_format}); {action}")
 
 
+def _isfile(path):
+    """Whether ``path`` (a local path or a URL) is a file or object."""
+    if _fs.is_url(path):
+        fs, inner = _fs.filesystem(path)
+        return fs.isfile(inner)
+    return os.path.isfile(path)
+
+
 def _find_variant_folder(directory):
     """The folder holding the batch files: ``directory`` or its dataset subfolder."""
     for variant in _VARIANTS.values():
-        for folder in (os.path.join(directory, variant.folder), directory):
-            if any(os.path.exists(os.path.join(folder, name)) for name in variant.file_names):
+        for folder in (_fs.join(directory, variant.folder), directory):
+            if any(_fs.exists(_fs.join(folder, name)) for name in variant.file_names):
                 return variant, folder
     expected = " or ".join(f"{v.folder}/ ({', '.join(v.file_names)})"
                            for v in _VARIANTS.values())
@@ -111,7 +119,7 @@ _COMPRESSION_MAGIC = {b"\x1f\x8b": "r:gz", b"BZh": "r:bz2", b"\xfd7zXZ\x00": "r:
 def _archive_mode(archive):
     """tarfile's mode for ``archive`` from its first bytes (tarfile's "r:*" tries each
     decompressor in turn, and its LZMA one reads a long run of zeros to the end)."""
-    with open(archive, "rb") as file:
+    with _fs.open_file(archive, "rb") as file:
         head = file.read(512)
     for magic, mode in _COMPRESSION_MAGIC.items():
         if head.startswith(magic):
@@ -128,7 +136,8 @@ def _extract_archive(archive, staging):
     if os.path.isdir(target):
         return target
     try:
-        with tarfile.open(archive, _archive_mode(archive)) as tar:
+        with _fs.open_file(archive, "rb") as file, \
+                tarfile.open(fileobj=file, mode=_archive_mode(archive)) as tar:
             tar.extractall(target + ".tmp", members=[m for m in tar if m.isfile()],
                            filter="data")
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
@@ -141,8 +150,8 @@ def _extract_archive(archive, staging):
 
 
 def _check_source(source):
-    source = os.fspath(source)
-    if not os.path.exists(source):
+    source = _fs.local_path(os.fspath(source))
+    if not _fs.exists(source):
         raise PipelineConfigError(
             f"source {source!r} does not exist; expected a CIFAR binary folder or .tar.gz",
             argument="source", path=source, expected="a CIFAR binary folder or .tar.gz")
@@ -151,25 +160,33 @@ def _check_source(source):
 
 def _source_identity(source):
     """Name, size and modification time of the source files: part of the plan's key."""
-    if os.path.isfile(source):
+    if _isfile(source):
         paths = [source]
     else:
         variant, folder = _find_variant_folder(source)
-        paths = [os.path.join(folder, name)
+        paths = [_fs.join(folder, name)
                  for name in (*variant.file_names, *variant.label_files)]
+    if _fs.is_url(source):      # an object's identity: its size and ETag (or mtime)
+        identity = []
+        for path in filter(_isfile, paths):
+            fs, inner = _fs.filesystem(path)
+            info = fs.info(inner)
+            identity.append((path, info["size"], str(
+                info.get("ETag") or info.get("mtime") or info.get("LastModified"))))
+        return identity
     return [(os.path.abspath(p), os.stat(p).st_size, os.stat(p).st_mtime_ns)
             for p in paths if os.path.isfile(p)]
 
 
 def _open_source(source, staging):
     """``(variant, folder)`` of an extracted folder or a ``.tar.gz`` source."""
-    if os.path.isfile(source):
+    if _isfile(source):
         source = _extract_archive(source, staging)
     variant, folder = _find_variant_folder(source)
     for names in variant.splits.values():
         for name in names:
-            path = os.path.join(folder, name)
-            if not os.path.isfile(path):
+            path = _fs.join(folder, name)
+            if not _isfile(path):
                 expected = list(variant.file_names)
                 raise CifarFormatError(
                     f"{folder}: missing {name}; a {variant.name} binary folder has {expected}",
@@ -184,6 +201,17 @@ def _shard_names(prefix, split, num_shards):
     return shard_names(f"{prefix}_{split}", num_shards)
 
 
+def _read_records(path, count, record_bytes, local):
+    """The records at the ascending indices ``local`` of a batch file of ``count``
+    records: a memory map of a local file; from an object, the range they span."""
+    if not _fs.is_url(path):
+        return np.memmap(path, np.uint8, "r", shape=(count, record_bytes))[local]
+    first, end = int(local[0]), int(local[-1]) + 1
+    fs, inner = _fs.filesystem(path)
+    data = fs.cat_file(inner, start=first * record_bytes, end=end * record_bytes)
+    return np.frombuffer(data, np.uint8).reshape(end - first, record_bytes)[local - first]
+
+
 def _iter_examples(indices, *, sources, label_bytes, image_format, extra_label_keys):
     """The serialized ``tf.train.Example`` of the records at ``indices`` (ascending, into
     the concatenation of ``sources``, ``[(path, record count)]``): a task's records.
@@ -196,7 +224,7 @@ def _iter_examples(indices, *, sources, label_bytes, image_format, extra_label_k
         for source in np.unique(in_file):
             path, count = sources[source]
             local = chunk[in_file == source] - starts[source]
-            records = np.memmap(path, np.uint8, "r", shape=(count, record_bytes))[local]
+            records = _read_records(path, count, record_bytes, local)
             images, labels = _parse_records(records, label_bytes, path, local)
             labels = labels.reshape(len(images), label_bytes)
             encoded = (encode_png(images) if image_format == "png"
@@ -229,11 +257,12 @@ def _label_names(variant, folder):
     """Names per label byte, from the dataset's names files when present."""
     result = []
     for names_file, fallback in zip(variant.label_files, variant.label_names, strict=True):
-        path = os.path.join(folder, names_file)
-        if os.path.isfile(path):
+        path = _fs.join(folder, names_file)
+        if _isfile(path):
             try:
-                with open(path, encoding="utf-8") as f:
-                    names = tuple(line.strip() for line in f if line.strip())
+                with _fs.open_file(path, "rb") as f:
+                    names = tuple(line.strip() for line in f.read().decode().splitlines()
+                                  if line.strip())
             except UnicodeDecodeError as e:
                 raise CifarFormatError(
                     f"{path}: not UTF-8 text ({e}); expected one class name per line",
@@ -315,8 +344,10 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     """Convert CIFAR-10 (or CIFAR-100) binary batches to slim's TFRecord layout.
 
     ``source`` is the extracted folder (``cifar-10-batches-bin`` or its parent)
-    or the ``.tar.gz``; ``output_dir`` a folder or an fsspec URL (``s3://bucket/cifar10``,
-    the ``tf1compat[s3]`` extra; see :mod:`tf1compat.convert.objstore`). Writes
+    or the ``.tar.gz``; ``source`` and ``output_dir`` are paths or fsspec URLs
+    (``s3://bucket/cifar10``, the ``tf1compat[s3]`` extra; see
+    :mod:`tf1compat.convert.objstore`). An archive is extracted on this machine, so on
+    a cluster of other machines give the extracted folder's URL. Writes
     ``cifar10_train.tfrecord`` and ``cifar10_test.tfrecord`` (with ``num_shards > 1``:
     ``cifar10_train-00000-of-0000N.tfrecord`` ..., record ``i`` of a split in
     shard ``i % N``) and ``labels.txt`` (``0:airplane`` ...). Records keep source order

@@ -15,6 +15,7 @@ import numpy as np
 
 from tf1compat._checks import check_choice
 from tf1compat.errors import CifarFormatError
+from tf1compat.records import _fs
 
 LABELS = ("airplane", "automobile", "bird", "cat", "deer",
           "dog", "frog", "horse", "ship", "truck")
@@ -88,7 +89,7 @@ def _variant_for_label_bytes(label_bytes):
 def _record_count(path, label_bytes):
     """Number of records in a batch file, checking that its size fits the layout."""
     record_bytes = label_bytes + _IMAGE_BYTES
-    size = os.path.getsize(path)
+    size = _fs.size(path)
     if size == 0 or size % record_bytes:
         raise CifarFormatError(
             f"{path}: size {size} bytes is not a positive multiple of the "

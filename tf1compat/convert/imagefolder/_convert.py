@@ -55,9 +55,41 @@ def _rank(seed, purpose, relative_path):
     return hashlib.sha256(f"{seed}\0{purpose}\0".encode() + os.fsencode(relative_path)).digest()
 
 
+def _location(path):
+    """A folder argument as used: an fsspec URL without its trailing slash, or an
+    absolute local path (``file://`` URLs too)."""
+    path = _fs.local_path(os.fspath(path))
+    return path.rstrip("/") if _fs.is_url(path) else os.path.abspath(path)
+
+
+def _list_object_classes(source_url):
+    """:func:`_list_classes` of a folder in an object store: ``[(relative path, label,
+    size, version)]``, the version being the object's ETag (or modification time)."""
+    fs, base = _fs.filesystem(source_url)
+    fs.invalidate_cache()
+    base = base.rstrip("/")
+    found = []
+    for path, info in sorted(fs.find(base, detail=True).items()):
+        parts = path[len(base) + 1:].split("/")
+        if len(parts) > 1 and not any(part.startswith(".") for part in parts):
+            version = str(info.get("ETag") or info.get("mtime") or info.get("LastModified"))
+            found.append(("/".join(parts), parts[0], info["size"], version))
+    classes = sorted({folder for _, folder, _, _ in found})
+    if not classes:
+        raise PipelineConfigError(
+            f"source_dir {source_url!r} has no class subfolders; expected "
+            "source_dir/<class name>/<image files>", argument="source_dir", path=source_url,
+            expected="one subfolder per class")
+    labels = {name: label for label, name in enumerate(classes)}
+    return classes, [(relative, labels[folder], size, version)
+                     for relative, folder, size, version in found]
+
+
 def _list_classes(source_dir):
     """``(classes, files)``: sorted class folder names and ``[(relative path, label,
     size, mtime_ns)]`` of the files in them (recursively; hidden names left out)."""
+    if _fs.is_url(source_dir):
+        return _list_object_classes(source_dir)
     with os.scandir(source_dir) as entries:
         classes = sorted(e.name for e in entries
                          if e.is_dir() and not e.name.startswith("."))
@@ -129,9 +161,9 @@ def _iter_examples(inputs, *, source_dir, on_error):
     that is not a supported image raises ImageFormatError, or with ``on_error="skip"``
     is a SkippedInput. Runs in the workers."""
     for relative, label in inputs:
-        path = os.path.join(source_dir, relative)
+        path = _fs.join(source_dir, relative)
         try:
-            with open(path, "rb") as f:
+            with _fs.open_file(path, "rb") as f:
                 data = f.read()
             image_format, height, width = read_image_header(data)
         except (OSError, ValueError) as e:
@@ -174,11 +206,20 @@ def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shar
         raise PipelineConfigError(f"{argument} {message}", argument=argument,
                                   expected=expected)
 
-    if not os.path.isdir(source_dir):
+    if _fs.is_url(source_dir):
+        fs, inner = _fs.filesystem(source_dir)
+        if not fs.isdir(inner):
+            refuse("source_dir", f"{source_dir!r} holds no objects",
+                   "a folder of class folders")
+    elif not os.path.isdir(source_dir):
         refuse("source_dir", f"{source_dir!r} is not a directory", "a folder of class folders")
     real_output, real_source = os.path.realpath(output_dir), os.path.realpath(source_dir)
-    if _fs.is_url(output_dir):
-        _fs.filesystem(output_dir)      # a missing extra is named now, before any work
+    if _fs.is_url(output_dir) or _fs.is_url(source_dir):
+        if _fs.is_url(output_dir):
+            _fs.filesystem(output_dir)  # a missing extra is named now, before any work
+        if output_dir == source_dir or output_dir.startswith(source_dir + "/"):
+            refuse("output_dir", f"{output_dir!r} is inside source_dir {source_dir!r}",
+                   "a folder outside the source")
     elif real_output == real_source or real_output.startswith(real_source + os.sep):
         inside = "is" if real_output == output_dir and real_source == source_dir else \
             f"resolves to {real_output!r}, which is"
@@ -199,6 +240,8 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
             seed=0, runner="local", on_error="raise", workers=None, beam_options=None,
             scheduler=None, wait=False, quiet=False):
     """Convert a folder of images, one subfolder per class, to slim's TFRecords.
+    ``source_dir`` and ``output_dir`` are folders or fsspec URLs (``s3://bucket/photos``;
+    the ``tf1compat[s3]`` extra).
 
     Writes ``NAME_train_00000-of-0000N.tfrecord`` ..., ``NAME_validation_...`` (not
     with ``validation_fraction=0``; the names slim's converters give, which slim's
@@ -228,9 +271,7 @@ def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards
     progress bar on a terminal unless ``quiet``; returns an
     :class:`ImageFolderSummary` (its ``str`` is the summary the CLI prints).
     """
-    source_dir = os.path.abspath(os.fspath(source_dir))
-    output_dir = _fs.local_path(os.fspath(output_dir))
-    output_dir = output_dir.rstrip("/") if _fs.is_url(output_dir) else os.path.abspath(output_dir)
+    source_dir, output_dir = _location(source_dir), _location(output_dir)
     _check_arguments(source_dir, output_dir, name, validation_fraction, num_shards, seed,
                      on_error)
     runner = build_runner(runner, workers, beam_options, scheduler)
