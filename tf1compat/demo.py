@@ -221,12 +221,7 @@ def run(workdir=None, seed=0, cifar=None, *, echo):
     ``cifar`` is the real CIFAR-10 binary (folder or .tar.gz) to use instead of the
     synthetic one.
     """
-    try:
-        from tf1compat import _tf  # noqa: F401 - TensorFlow loads here, or is missing
-    except ImportError as e:
-        raise Tf1CompatError(
-            f"tf1compat demo needs TensorFlow ({e.__cause__ or e}): pip install \".[cpu]\" in "
-            "tf1compat's folder, or run scripts/demo") from e
+    from tf1compat import _tf  # noqa: F401 - before any step: an ImportError if TensorFlow is missing
     folder = os.path.abspath(workdir or DEFAULT_FOLDER)
     _prepare_folder(folder)
     binary_folder = _binary_folder(cifar, folder, seed)
