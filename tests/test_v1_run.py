@@ -251,6 +251,14 @@ SLOW_PRODUCER = """
     value = tf.py_func(slow, [queue.dequeue()], tf.int32)
     value.set_shape([])
     batch = tf.train.batch([value], 8)
+    if sys.argv[1] == "monitored":  # its runners, coordinator and close are TensorFlow's
+        tf.train.get_or_create_global_step()
+        with tf.train.MonitoredTrainingSession() as sess:
+            print("waiting", flush=True)
+            try:
+                sess.run(batch)
+            finally:
+                print("finally", flush=True)
     with tf.Session() as sess:
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess, coord)
@@ -283,7 +291,7 @@ def _processes_running(program):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("wait, signum, status, said", [
     ("run", signal.SIGINT, 130, "interrupted"), ("run", signal.SIGTERM, 143, "terminated"),
-    ("join", signal.SIGINT, 130, "interrupted")])
+    ("join", signal.SIGINT, 130, "interrupted"), ("monitored", signal.SIGTERM, 143, "terminated")])
 def test_a_signal_ends_a_blocked_wait_within_a_second(tmp_path, wait, signum, status, said):
     program = write_program(tmp_path, "slow_producer.py", SLOW_PRODUCER)
     process = subprocess.Popen([sys.executable, "-m", "tf1compat", "run", program, wait],

@@ -197,6 +197,17 @@ def _close_not_waiting_when_interrupted(original, runtime):
     return close
 
 
+def _join_not_waiting_when_interrupted(original, runtime):
+    def join(self, threads=None, stop_grace_period_secs=120, ignore_live_threads=False):
+        if runtime.interrupted:  # the threads may be inside a step TensorFlow cannot cancel
+            self.request_stop()
+            stop_grace_period_secs = min(stop_grace_period_secs, _CLOSE_WAIT_WHEN_INTERRUPTED)
+            ignore_live_threads = True
+        return original(self, threads, stop_grace_period_secs, ignore_live_threads)
+
+    return join
+
+
 def _defining_class(name):
     """The class of ``tf.compat.v1.Session``'s ancestry that defines method ``name``."""
     return next(cls for cls in v1.Session.__mro__ if name in vars(cls))
@@ -319,14 +330,17 @@ class QueueRuntime:
 
     def apply(self, patches):
         """Make every queue runner report explained errors, every main-thread session
-        run answer signals at once, and a session closed after such a signal not wait
-        for the interrupted step; the changes are recorded in ``patches``."""
+        run answer signals at once, and a session closed (or a coordinator joined)
+        after such a signal not wait for the interrupted steps; the changes are
+        recorded in ``patches``."""
         patches.wrap_method(v1.train.QueueRunner, "create_threads",
                             functools.partial(_create_threads_reporting, runtime=self))
         patches.wrap_method(_defining_class("run"), "run",
                             functools.partial(_run_answering_signals, runtime=self))
         patches.wrap_method(_defining_class("close"), "close",
                             functools.partial(_close_not_waiting_when_interrupted, runtime=self))
+        patches.wrap_method(v1.train.Coordinator, "join",
+                            functools.partial(_join_not_waiting_when_interrupted, runtime=self))
 
     def stop_sessions(self, timeout=0.5):
         """Stop every tracked session's coordinators and close the session (which
