@@ -112,7 +112,7 @@ def _is_batch_output(tensor):
     """Whether a graph tensor comes out of a batching dequeue (tf.train.batch & co.),
     also through identities and single-element queues such as ``prefetch_queue``."""
     op = tensor.op
-    while op.type == "Identity":
+    while op.type == op_types.IDENTITY:
         tensor = op.inputs[0]
         op = tensor.op
     if op.type in op_types.DEQUEUES_BATCH:

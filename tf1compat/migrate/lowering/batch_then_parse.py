@@ -23,24 +23,10 @@ Anything else keeps the per-example map. The values are the same bit for bit.
 from tf1compat._tf import tf
 from tf1compat.migrate.lowering.graph_function import trace_function
 from tf1compat.migrate.lowering.plan import Batch, Map, Shuffle, Step
+from tf1compat.pipeline.graph_model import op_types
 
 __all__ = ["vectorize", "VectorizedMap"]
 
-# Ops that pfor vectorizes into ops computing the same values element by element,
-# bit for bit: they move, select or compare values, or round once.
-_EXACT = frozenset({
-    "Identity", "Const", "NoOp", "StopGradient", "Reshape", "Cast", "Bitcast", "ExpandDims",
-    "Squeeze", "Transpose", "StridedSlice", "Slice", "Pack", "Unpack", "ConcatV2", "Tile",
-    "Pad", "PadV2", "MirrorPad", "ReverseV2", "GatherV2", "OneHot", "Shape", "Size", "Rank",
-    "Fill", "ZerosLike", "OnesLike", "Range", "Neg", "Abs", "Sign", "Floor", "Ceil", "Round",
-    "Maximum", "Minimum", "ClipByValue", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
-    "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Select", "SelectV2",
-})
-# Arithmetic, exact on integers only. On floats TensorFlow's graph optimizer rewrites
-# it by the graph's shape (x / c becomes x * (1 / c), constants are regrouped), so
-# the batched graph can round differently from the per-example one (measured).
-_INTEGER_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod"})
-_PARSE, _DECODE = "ParseExampleV2", "DecodeRaw"
 
 
 def _dense_outputs(parse):
@@ -69,9 +55,11 @@ def _plan_lifting(function):
     if function.is_selection or function.stateful_op_types():
         return None
     inputs = {t.name for t in function.inputs}
-    parses = [op for op in function.ops if op.type == _PARSE and _liftable_parse(op, inputs)]
+    parses = [op for op in function.ops
+              if op.type == op_types.PARSE_EXAMPLE and _liftable_parse(op, inputs)]
     batched = inputs | {t.name for op in parses for t in _dense_outputs(op)}
-    decodes = [op for op in function.ops if op.type == _DECODE and op.inputs[0].name in batched]
+    decodes = [op for op in function.ops
+               if op.type == op_types.DECODE_RAW and op.inputs[0].name in batched]
     lifted = set(parses) | set(decodes)
     if any(op not in lifted and not _exact(op) for op in function.ops):
         return None
@@ -79,9 +67,9 @@ def _plan_lifting(function):
 
 
 def _exact(op):
-    if op.type in _EXACT:
+    if op.type in op_types.BATCH_EXACT:
         return True
-    return op.type in _INTEGER_EXACT and all(
+    return op.type in op_types.INTEGER_BATCH_EXACT and all(
         t.dtype.is_integer or t.dtype == tf.bool for t in [*op.inputs, *op.outputs])
 
 

@@ -213,7 +213,7 @@ class GraphReader:
             return None
         (values,), num_epochs = op_types.enqueued(enqueue), None
         counters = [c for c in values.op.control_inputs if c.type in op_types.COUNT_UP_TO]
-        if values.op.type == "Identity" and counters:
+        if values.op.type == op_types.IDENTITY and counters:
             values, num_epochs = values.op.inputs[0], op_types.count_limit(counters[0])
         function = trace_function(self.graph_def, [values],
                                   lambda op: op.type in _SOURCES or _set_once(op) is not None)
@@ -259,7 +259,7 @@ def _set_once(read):
     variable = read.inputs[0].op if read.inputs else None
     if read.type == op_types.READ_VARIABLE and variable.type == op_types.RESOURCE_VARIABLE:
         assign = op_types.ASSIGN_VARIABLE
-    elif read.type == "Identity" and variable is not None and \
+    elif read.type == op_types.IDENTITY and variable is not None and \
             variable.type in op_types.REF_VARIABLES:
         assign = op_types.REF_ASSIGN
     else:

@@ -35,6 +35,7 @@ READERS = (TFRECORD_READER, FIXED_LENGTH_READER, TEXT_LINE_READER, WHOLE_FILE_RE
 READER_INSTANCE_ATTRIBUTES = ("container", "shared_name")
 
 # ------------------------------------------------------ producers and variables
+IDENTITY = "Identity"
 COUNT_UP_TO = frozenset({"CountUpTo", "ResourceCountUpTo"})  # num_epochs; attribute "limit"
 RANDOM_SHUFFLE = "RandomShuffle"                              # string_input_producer(shuffle=True)
 RESOURCE_VARIABLE, READ_VARIABLE = "VarHandleOp", "ReadVariableOp"
@@ -42,7 +43,7 @@ ASSIGN_VARIABLE = "AssignVariableOp"
 REF_VARIABLES, REF_ASSIGN = frozenset({"VariableV2", "Variable"}), "Assign"
 VARIABLES = REF_VARIABLES | {RESOURCE_VARIABLE, "TemporaryVariable"}
 # Ops reading a variable without writing it.
-VARIABLE_READS = frozenset({READ_VARIABLE, "VarIsInitializedOp", "Identity",
+VARIABLE_READS = frozenset({READ_VARIABLE, "VarIsInitializedOp", IDENTITY,
                             "IsVariableInitialized"})
 
 # ------------------------------------------------------------- everything else
@@ -55,7 +56,22 @@ SPARSE_MAPS = frozenset({"AddSparseToTensorsMap", "AddManySparseToTensorsMap",
                          "TakeManySparseFromTensorsMap"})
 PY_FUNCS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 # Ops that only pass values on or hold constants.
-PLUMBING = frozenset({"Const", "Identity", "IdentityN", "NoOp", "StopGradient"})
+PLUMBING = frozenset({"Const", IDENTITY, "IdentityN", "NoOp", "StopGradient"})
+# Batch-then-parse: ops that pfor vectorizes into ops computing the same values
+# element by element, bit for bit: they move, select or compare values, or round once.
+BATCH_EXACT = PLUMBING | {
+    "Reshape", "Cast", "Bitcast", "ExpandDims", "Squeeze", "Transpose", "StridedSlice",
+    "Slice", "Pack", "Unpack", "ConcatV2", "Tile", "Pad", "PadV2", "MirrorPad", "ReverseV2",
+    "GatherV2", "OneHot", "Shape", "Size", "Rank", "Fill", "ZerosLike", "OnesLike", "Range",
+    "Neg", "Abs", "Sign", "Floor", "Ceil", "Round", "Maximum", "Minimum", "ClipByValue",
+    "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
+    "LogicalOr", "LogicalNot", "Select", "SelectV2",
+}
+# Arithmetic, exact on integers only. On floats TensorFlow's graph optimizer rewrites
+# it by the graph's shape (x / c becomes x * (1 / c), constants are regrouped), so
+# the batched graph can round differently from the per-example one (measured).
+INTEGER_BATCH_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod"})
+PARSE_EXAMPLE, DECODE_RAW = "ParseExampleV2", "DecodeRaw"
 # Ops that can end a pipeline with OutOfRangeError besides a closed queue: the epoch
 # counter of producers with num_epochs, py_func generators, tf.data iterators.
 ENDING = COUNT_UP_TO | PY_FUNCS | ITERATOR_OUTPUTS
