@@ -73,3 +73,26 @@ def test_child_peak_is_the_childs_own_not_its_parents_size():
     child_mb, rusage_children_mb = json.loads(result.stdout)
     assert 40 < child_mb < 100             # its 40 MB and an interpreter
     assert rusage_children_mb > 200        # what ru_maxrss says: the parent's size at the fork
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_quick_engine_rows_start_their_servers_and_measure(tmp_path, capsys):
+    from tf1compat.benchmarks import engines
+    rows = ["local, 1 worker -> disk", "dask, 2 workers -> S3"]
+    assert engines.run(quick=True, out_dir=str(tmp_path), rows=rows) == 0
+    table = (tmp_path / "engines.md").read_text()
+    assert table.strip() == capsys.readouterr().out.strip()
+    assert "| local, 1 worker -> disk | 600 |" in table and "| 100% |" in table
+    assert "| dask, 2 workers -> S3 | 600 |" in table
+
+
+def test_the_engine_table_compares_with_n_times_the_per_worker_rate():
+    from tf1compat.benchmarks import engines
+    results = {"local, 1 worker -> disk": [{"images": 100, "seconds": 1.0}],
+               "dask, 2 workers -> S3": [{"images": 100, "seconds": 0.8},
+                                         {"images": 100, "seconds": 0.4},
+                                         {"images": 100, "seconds": 1.0}]}
+    table = engines.table(results, engines.QUICK)
+    assert "| local, 1 worker -> disk | 100 | 1.00 | 100 | 100% |" in table
+    assert "| dask, 2 workers -> S3 | 100 | 0.80 | 125 | 62% |" in table

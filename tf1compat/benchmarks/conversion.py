@@ -266,8 +266,10 @@ def _table(results, settings):
 
 def run(quick=False, out_dir="bench-results", rows=None):
     """Measure the converters, print the markdown table, write it to
-    ``out_dir/conversion.md``; returns 0. ``quick``: tiny data, one round; ``rows``:
-    the VARIANTS to measure (default all; each dataset's classic row among them)."""
+    ``out_dir/conversion.md`` (without ``rows``, then the engines' table of
+    :mod:`tf1compat.benchmarks.engines`, ``out_dir/engines.md``); returns 0.
+    ``quick``: tiny data, one round; ``rows``: the VARIANTS to measure (default all;
+    each dataset's classic row among them)."""
     settings = _QUICK if quick else _FULL
     results = {row: [] for row in rows or VARIANTS}
     with tempfile.TemporaryDirectory() as work_dir:
@@ -282,6 +284,9 @@ def run(quick=False, out_dir="bench-results", rows=None):
     print(table)
     os.makedirs(out_dir, exist_ok=True)
     write_text(os.path.join(out_dir, "conversion.md"), table + "\n")
+    if rows is None:        # and the engines: local, Dask, Beam, to disk and to S3
+        from tf1compat.benchmarks import engines
+        engines.run(quick=quick, out_dir=out_dir)
     return 0
 
 
