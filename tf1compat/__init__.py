@@ -12,6 +12,7 @@ import importlib
 from tf1compat.errors import (
     CifarFormatError,
     CorruptRecordError,
+    DataServiceError,
     DatasetFormatError,
     ImageFormatError,
     LoweringError,
@@ -56,7 +57,8 @@ _MODULES = ("tfrecord", "example", "imagefolder", "testing", "errors", "records"
 
 __all__ = sorted([
     "__version__", "CifarFormatError", "CorruptRecordError", "DatasetFormatError",
-    "ImageFormatError", "LoweringError", "PipelineConfigError", "PipelineMismatchError",
+    "DataServiceError", "ImageFormatError", "LoweringError", "PipelineConfigError",
+    "PipelineMismatchError",
     "QueueRunnersNotStartedError", "Tf1CompatError", "UnknownItemError", "UnsupportedTF1Error",
     *_LAZY_NAMES, *_MODULES,
 ])

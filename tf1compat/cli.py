@@ -394,6 +394,9 @@ def _add_run(subparsers):
                    help="batching calls (tf.train.batch & co.) build their pipelines as "
                         "tf.data inside the graph instead of queues; a pipeline that cannot "
                         "be lowered stays on queues with a warning naming why")
+    p.add_argument("--data-service", default=None, metavar="grpc://HOST:PORT",
+                   help="with --tf-data: run those pipelines on the tf.data service whose "
+                        "dispatcher listens there (`tf1compat data-service`)")
     p.add_argument("target", metavar="PROGRAM", help="the program file (or module with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the program's own arguments")
@@ -402,10 +405,14 @@ def _add_run(subparsers):
 
 def _run_program(args):
     from tf1compat.v1 import program
+    if args.data_service is not None and not args.tf_data:
+        print("tf1compat run: error: --data-service runs the pipelines of --tf-data; "
+              "pass both", file=sys.stderr)
+        return 2
     run = program.run_module if args.module else program.run_path
     try:
         return run(args.target, args.args, grace_period=args.grace_period,
-                   tf_data=args.tf_data)
+                   tf_data=args.tf_data, data_service=args.data_service)
     except (program.ProgramNotFoundError, ValueError) as e:
         print(f"tf1compat run: error: {e}", file=sys.stderr)
         return 2
@@ -442,8 +449,72 @@ def _run_check(args):
     return 1 if report.findings or report.unparsed else 0
 
 
+def _add_data_service(subparsers):
+    p = subparsers.add_parser(
+        "data-service", help="start a tf.data service dispatcher or worker (TensorFlow's own "
+                             "servers) for run --data-service and to_tf_data(service=...)",
+        description="Start one server and run it until Ctrl-C (exit 130) or SIGTERM (143).")
+    servers = p.add_subparsers(dest="server", required=True, metavar="SERVER")
+    d = servers.add_parser("dispatcher", help="the dispatcher: hands the pipelines' files "
+                                              "to the workers")
+    d.add_argument("--port", type=_non_negative_int, required=True,
+                   help="port to listen on, every interface (0: any free port)")
+    d.add_argument("--work-dir", default=None, metavar="DIR",
+                   help="journal the dispatcher's state in DIR (fault-tolerant mode): one "
+                        "restarted on the same DIR carries on its jobs")
+    d.add_argument("--worker-timeout", type=float, default=None, metavar="SECONDS",
+                   help="how long a silent worker keeps its tasks before the readers carry "
+                        "on without it (default: TensorFlow's)")
+    w = servers.add_parser("worker", help="a worker: reads and processes the files the "
+                                          "dispatcher hands it")
+    w.add_argument("--dispatcher", required=True, metavar="HOST:PORT",
+                   help="the dispatcher's address")
+    w.add_argument("--port", type=_non_negative_int, default=0,
+                   help="port to listen on (default 0: any free port)")
+    w.add_argument("--host", default=None,
+                   help="the name readers reach this machine by (default: its host name)")
+    p.set_defaults(handler=_run_data_service)
+
+
+def _run_data_service(args):
+    import socket
+    import threading
+
+    from tf1compat.errors import Tf1CompatError
+    from tf1compat.migrate import service_servers
+    command = f"tf1compat data-service {args.server}"
+    try:
+        if args.server == "dispatcher":
+            server = service_servers.start_dispatcher(args.port, args.work_dir,
+                                                      args.worker_timeout)
+            journal = f", journal in {args.work_dir}" if args.work_dir else ""
+            where = f"grpc://{socket.gethostname()}:{service_servers.bound_port(server)}{journal}"
+        else:
+            host = args.host or socket.gethostname()
+            server = service_servers.start_worker(args.dispatcher, args.port, host)
+            where = f"{host}:{service_servers.bound_port(server)}, dispatcher {args.dispatcher}"
+    except (Tf1CompatError, OSError) as e:  # their messages start with the command's name
+        print(f"tf1compat {e.strerror if isinstance(e, OSError) and e.strerror else e}",
+              file=sys.stderr)
+        return 2
+    stop, received = threading.Event(), []
+
+    def on_signal(number, frame):
+        received.append(number)
+        stop.set()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, on_signal)
+    print(f"{command}: listening on {where}", flush=True)
+    while not stop.wait(1.0):
+        pass
+    server.stop()
+    print(f"{command}: {'interrupted' if received[0] == signal.SIGINT else 'terminated'}",
+          file=sys.stderr)
+    return 128 + received[0]
+
+
 _COMMANDS = [_add_demo, _add_run, _add_check, _add_bench, _add_inspect, _add_verify, _add_compare,
-             _add_convert_cifar10, _add_convert_images]
+             _add_data_service, _add_convert_cifar10, _add_convert_images]
 
 
 def build_parser():

@@ -188,3 +188,16 @@ class QueueRunnersNotStartedError(Tf1CompatError, RuntimeError):
         self.queues = tuple(queues)
         self.grace_period = grace_period
         self.replaced = tuple(replaced)
+
+
+class DataServiceError(Tf1CompatError, ConnectionError):
+    """A tf.data service dispatcher cannot be reached.
+
+    Attributes: ``address`` (``grpc://HOST:PORT`` as given), ``timeout`` (seconds
+    waited for it).
+    """
+
+    def __init__(self, message, *, address, timeout):
+        super().__init__(message)
+        self.address = address
+        self.timeout = timeout

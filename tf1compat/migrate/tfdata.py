@@ -121,7 +121,7 @@ def files_to_tf_data(files, *, parse_fn=None, shuffle=False, num_epochs=1, seed=
         reader_kwargs=reader_kwargs, common_queue_capacity=common_queue_capacity)
 
 
-def to_tf_data(source, *args, **kwargs):
+def to_tf_data(source, *args, service=None, **kwargs):
     """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
 
     ``source`` is the fetches of a queue pipeline (a tensor, or a tuple, list or
@@ -151,13 +151,22 @@ def to_tf_data(source, *args, **kwargs):
     ``dataset.reader``; ``reader_kwargs`` are the reader's constructor
     arguments (e.g. ``{"record_bytes": 3073}``). Batch, prefetch and map further
     as usual.
+
+    ``service="grpc://HOST:PORT"`` (fetches only): the lowered pipeline's work runs
+    on that tf.data service cluster, every example once per epoch
+    (:mod:`tf1compat.migrate.service`); a dispatcher that does not answer within
+    seconds raises :class:`~tf1compat.errors.DataServiceError`.
     """
     if lowering.is_graph_fetches(source):
         if args or kwargs:
             given = sorted(kwargs) + [f"{len(args)} positional"] * bool(args)
             raise TypeError(f"to_tf_data: fetches are lowered as their graph says; "
                             f"{given} apply to a slim Dataset or file names only")
-        return lowering.lower_to_tf_data(source)
+        return lowering.lower_to_tf_data(source, service)
+    if service is not None:
+        raise TypeError("to_tf_data: service applies to the fetches of a queue pipeline; "
+                        "for a slim Dataset or file names, apply "
+                        "tf.data.experimental.service.distribute to the result")
     if _is_slim_dataset(source):
         return slim_dataset_to_tf_data(source, *args, **kwargs)
     return files_to_tf_data(source, *args, **kwargs)

@@ -34,7 +34,7 @@ class ProgramNotFoundError(FileNotFoundError):
     """The program file or module to run does not exist."""
 
 
-def install(paths=None, *, grace_period=None, tf_data=False):
+def install(paths=None, *, grace_period=None, tf_data=False, data_service=None):
     """Give the code in ``paths`` TensorFlow 1's world in this process; returns run
     mode's ``tensorflow`` module, e.g. ``tf = tf1compat.v1.install()``.
 
@@ -45,7 +45,8 @@ def install(paths=None, *, grace_period=None, tf_data=False):
     were never started before raising ``QueueRunnersNotStartedError`` (default 10;
     ``float("inf")``: wait forever, as TF1). ``tf_data``: batching calls build their
     pipelines as tf.data inside the graph instead of queues
-    (:mod:`tf1compat.v1.tf_data_mode`).
+    (:mod:`tf1compat.v1.tf_data_mode`), on the tf.data service at ``data_service``
+    (``grpc://HOST:PORT``) when given.
 
     A second call adds its paths and settings to the run mode in place. What it
     changes for the whole process (TensorFlow 2 behaviour off, queue runners that
@@ -62,12 +63,13 @@ def install(paths=None, *, grace_period=None, tf_data=False):
         paths = [paths]
     run_mode = installed_run_mode()
     if run_mode is None:
-        return RunMode(paths, grace_period=_grace(grace_period), tf_data=tf_data).install()
+        return RunMode(paths, grace_period=_grace(grace_period), tf_data=tf_data,
+                       data_service=data_service).install()
     run_mode.add_roots(paths)
     if grace_period is not None:
         run_mode.grace_period = grace_period
     if tf_data:
-        run_mode.use_tf_data()
+        run_mode.use_tf_data(data_service)
     return run_mode.tensorflow
 
 
@@ -172,7 +174,7 @@ def _has_main(program):
         return "__main__.py" in archive.namelist()
 
 
-def run_path(path, args=(), *, grace_period=None, tf_data=False):
+def run_path(path, args=(), *, grace_period=None, tf_data=False, data_service=None):
     """Run the program ``path`` with ``args`` in run mode; returns its exit status.
 
     Like ``python PROGRAM ARGS``: ``sys.argv = [PROGRAM, *ARGS]``, the program's
@@ -188,7 +190,8 @@ def run_path(path, args=(), *, grace_period=None, tf_data=False):
     if package and not _has_main(program):
         raise ProgramNotFoundError(f"cannot find '__main__' module in {os.fspath(path)!r}")
     folder = program if package else os.path.dirname(program)
-    run_mode = RunMode([folder], grace_period=_grace(grace_period), tf_data=tf_data)
+    run_mode = RunMode([folder], grace_period=_grace(grace_period), tf_data=tf_data,
+                       data_service=data_service)
     sys.argv = [program, *args]
     if not package:  # runpy puts a folder or zip application first itself
         sys.path.insert(0, folder)
@@ -204,7 +207,7 @@ def _module_root(top_spec):
     return location if scope.is_library_folder(parent) else parent
 
 
-def run_module(module, args=(), *, grace_period=None, tf_data=False):
+def run_module(module, args=(), *, grace_period=None, tf_data=False, data_service=None):
     """Run ``module`` as ``__main__`` like ``python -m MODULE ARGS``; returns the exit status.
 
     The folder holding its top-level package is the program's own code (the
@@ -221,7 +224,7 @@ def run_module(module, args=(), *, grace_period=None, tf_data=False):
         raise ProgramNotFoundError(f"no module named {top!r} (searched {folder!r} and "
                                    "the installed packages)")
     run_mode = RunMode([_module_root(top_spec)], grace_period=_grace(grace_period),
-                       tf_data=tf_data)
+                       tf_data=tf_data, data_service=data_service)
 
     def find():  # in run mode: the parent packages may import tensorflow
         try:

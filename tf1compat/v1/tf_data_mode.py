@@ -9,7 +9,10 @@ one-shot iterator's ``get_next()``, and the lowered queues lose their queue
 runners, so no runner thread reads for them (and TensorFlow's notice that
 ``start_queue_runners`` found none is dropped by :func:`drop_no_runners_notice`,
 a filter the run mode puts on TensorFlow's logger). A pipeline that cannot be lowered
-stays on queues, with one warning naming why.
+stays on queues, with one warning naming why. With a tf.data service
+(``--data-service``) the lowered pipelines run there
+(:mod:`tf1compat.migrate.service`); one the service cannot run (it calls Python)
+runs on tf.data in this process, with one warning naming why.
 slim's ``prefetch_queue`` over batches straight from tf.data takes them from the
 same iterator (the dataset prefetches already), one element per ``dequeue()``;
 over anything else it stays a queue.
@@ -19,7 +22,7 @@ import functools
 import warnings
 
 from tf1compat._tf import tf
-from tf1compat.errors import LoweringError
+from tf1compat.errors import LoweringError, PipelineConfigError
 from tf1compat.migrate.lowering import replace_with_tf_data
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.v1 import queue_runtime
@@ -30,14 +33,21 @@ _PREFETCH = "contrib.slim.prefetch_queue.prefetch_queue"
 
 
 class TFDataFallbackWarning(UserWarning):
-    """A batching call of ``tf1compat run --tf-data`` stayed on queues."""
+    """A batching call of ``tf1compat run --tf-data`` stayed on queues (or, with
+    ``--data-service``, on tf.data in this process)."""
 
 
-def _on_tf_data(name, batching):
+def _on_tf_data(name, batching, service):
     @functools.wraps(batching)
     def batch_on_tf_data(*args, **kwargs):
         fetches = batching(*args, **kwargs)
         try:
+            return replace_with_tf_data(fetches, service)
+        except PipelineConfigError as e:
+            if e.argument != "service":
+                raise
+            warnings.warn(f"tf1compat run --data-service: tf.{name} runs on tf.data here: {e}",
+                          TFDataFallbackWarning, stacklevel=2)
             return replace_with_tf_data(fetches)
         except LoweringError as e:
             warnings.warn(f"tf1compat run --tf-data: tf.{name} stays on queues: {e}",
@@ -89,8 +99,9 @@ def drop_no_runners_notice(record):
     return "was called when no queue runners were defined" not in record.getMessage()
 
 
-def batch_on_tf_data(table):
-    """Make the batching entries of the queue API ``table`` build tf.data (in place)."""
+def batch_on_tf_data(table, service=None):
+    """Make the batching entries of the queue API ``table`` build tf.data (in place), on
+    the tf.data service at ``service`` (``grpc://HOST:PORT``) when given."""
     for name in queue_runtime.BATCHING_NAMES:
         table[name] = (_prefetch_on_tf_data(table[name]) if name == _PREFETCH
-                       else _on_tf_data(name, table[name]))
+                       else _on_tf_data(name, table[name], service))

@@ -61,15 +61,21 @@ class Lowering:
     def describe(self):
         return self.plan.describe()
 
-    def to_tf_data(self):
+    def to_tf_data(self, service=None):
         """The ``tf.data.Dataset``, built eagerly (see :func:`lower_to_tf_data`)."""
-        return _eagerly(self.build)
+        return _eagerly(lambda: self.build(service))
 
-    def build(self):
+    def build(self, service=None):
         """The ``tf.data.Dataset`` in the current context (eager, or a graph for a
-        ``tf.compat.v1`` iterator), elements shaped like the fetches."""
+        ``tf.compat.v1`` iterator), elements shaped like the fetches; with ``service``
+        (``grpc://HOST:PORT``) its work runs on that tf.data service
+        (:mod:`tf1compat.migrate.service`)."""
         fetches = self.fetches
-        dataset = self.plan.build()
+        if service is None:
+            dataset = self.plan.build()
+        else:
+            from tf1compat.migrate.service import build_distributed  # it cuts plans: a cycle
+            dataset = build_distributed(self.plan, service)
 
         @tf.autograph.experimental.do_not_convert
         def restructure(*components):
@@ -117,9 +123,10 @@ def _eagerly(build):
         return pool.submit(build).result()
 
 
-def lower_to_tf_data(fetches):
-    """The ``tf.data.Dataset`` delivering what ``fetches`` deliver, built eagerly."""
-    return lower(fetches).to_tf_data()
+def lower_to_tf_data(fetches, service=None):
+    """The ``tf.data.Dataset`` delivering what ``fetches`` deliver, built eagerly; on the
+    tf.data service at ``service`` (``grpc://HOST:PORT``) when given."""
+    return lower(fetches).to_tf_data(service)
 
 
 def _check_nothing_else_reads(flat):
@@ -139,19 +146,20 @@ def queues_replaced(graph):
     return _REPLACED.get(graph, frozenset())
 
 
-def replace_with_tf_data(fetches):
+def replace_with_tf_data(fetches, service=None):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` shaped like the fetches, and drops the lowered queues' runners, so no
     thread runs them. The iterator is one-shot (the lowered dataset captures nothing):
     each session starts it on first use, whatever initializers the program runs.
 
-    A pipeline that something else in the graph computes from raises LoweringError."""
+    A pipeline that something else in the graph computes from raises LoweringError.
+    ``service``: run it on that tf.data service (``grpc://HOST:PORT``)."""
     lowering = lower(fetches)
     flat = tf.nest.flatten(fetches)
     _check_nothing_else_reads(flat)
     graph = flat[0].graph
     with graph.as_default(), tf.name_scope("tf_data"):
-        values = v1.data.make_one_shot_iterator(lowering.build()).get_next()
+        values = v1.data.make_one_shot_iterator(lowering.build(service)).get_next()
     for fetch, value in zip(flat, tf.nest.flatten(values), strict=True):
         value.set_shape(fetch.shape)
     runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)

@@ -1,0 +1,366 @@
+"""tf.data service: lowered queue pipelines read through a dispatcher and two workers
+started as separate processes on 127.0.0.1 (`tf1compat data-service`), compared
+example by example with the same pipeline read locally; a worker killed mid-epoch;
+an unreachable dispatcher. Every server is stopped by its fixture's finalizer."""
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from tf1compat.records.example import make_example
+from tf1compat.records.tfrecord import write_records
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+_ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """One ``tf1compat data-service`` process; ``port`` from the line it prints."""
+
+    def __init__(self, *arguments):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tf1compat", "data-service", *arguments],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_ENV)
+        lines = queue.Queue()
+        threading.Thread(target=lambda: lines.put(self.process.stdout.readline()),
+                         daemon=True).start()
+        try:
+            self.line = lines.get(timeout=120)
+        except queue.Empty:
+            self.stop()
+            raise RuntimeError(f"data-service {arguments[0]} printed nothing in 120 s") from None
+        if "listening on" not in self.line:
+            self.stop()
+            raise RuntimeError(f"data-service {arguments[0]}: {self.process.stderr.read()}")
+        self.port = int(self.line.split(",")[0].rsplit(":", 1)[1])
+
+    def stop(self, how=signal.SIGTERM):
+        """Stop the process; returns its exit status and stderr."""
+        if self.process.poll() is None:
+            self.process.send_signal(how)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode, self.process.stderr.read()
+
+
+def start_cluster(request, workers=2):
+    """A dispatcher and ``workers`` workers; returns ``(service, dispatcher, workers)``
+    (a list: a test that restarts a worker puts the new one in its place). The
+    finalizer stops whatever is still running."""
+    dispatcher, started = None, []
+
+    def stop_all():
+        for server in reversed(started):
+            server.stop()
+        if dispatcher is not None:
+            dispatcher.stop()
+    request.addfinalizer(stop_all)
+    dispatcher = Server("dispatcher", "--port", "0")
+    address = f"127.0.0.1:{dispatcher.port}"
+    for _ in range(workers):
+        started.append(Server("worker", "--dispatcher", address, "--host", "127.0.0.1"))
+    return f"grpc://{address}", dispatcher, started
+
+
+@pytest.fixture(scope="module")
+def cluster_servers(request):
+    """``(service, dispatcher, [worker, worker])`` shared by the module's tests."""
+    return start_cluster(request)
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_servers):
+    return cluster_servers[0]
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    """Four TFRecord files of 30 examples: an id and 12 random bytes each."""
+    folder = tmp_path_factory.mktemp("records")
+    rng = np.random.default_rng(20)
+    paths = []
+    for shard in range(4):
+        path = str(folder / f"part-{shard}.tfrecord")
+        write_records(path, [make_example({
+            "id": shard * 30 + i, "image": rng.integers(0, 256, 12, dtype=np.uint8).tobytes()})
+            for i in range(30)])
+        paths.append(path)
+    return paths
+
+
+def examples(dataset):
+    """Every example of a batched dataset of dicts, as sorted ``(id, image bytes)``."""
+    found = []
+    for batch in dataset:
+        for example_id, image in zip(batch["id"].numpy(), batch["image"].numpy(), strict=True):
+            found.append((int(example_id), image.tobytes()))
+    return sorted(found)
+
+
+def classic_pipeline(paths, num_epochs, batch_size=8, drop_remainder=True, slow=False):
+    """string_input_producer + TFRecordReader + parse_single_example + decode + batch."""
+    import tensorflow as tf
+
+    import tf1compat as tc
+    with tc.legacy_graph():
+        files = tc.string_input_producer(paths, num_epochs=num_epochs, shuffle=True, seed=3)
+        _, value = tc.TFRecordReader().read(files)
+        parsed = tf.io.parse_single_example(value, {
+            "id": tf.io.FixedLenFeature([], tf.int64),
+            "image": tf.io.FixedLenFeature([], tf.string)})
+        image = tf.reshape(tf.io.decode_raw(parsed["image"], tf.uint8), [12])
+        example_id = parsed["id"]
+        if slow:   # a stateful op: the per-example map runs in order, one example at a time
+            example_id = tf.numpy_function(lambda i: (time.sleep(0.05), i)[1], [example_id],
+                                           tf.int64, stateful=True)
+            example_id.set_shape([])
+        return tc.batch({"id": example_id, "image": image}, batch_size,
+                        allow_smaller_final_batch=not drop_remainder)
+
+
+def slim_pipeline(paths):
+    """slim's Dataset + DatasetDataProvider (2 readers, shuffled) + tf.train.batch."""
+    import tensorflow as tf
+
+    import tf1compat as tc
+    from tf1compat import slim
+    decoder = slim.tfexample_decoder.TFExampleDecoder(
+        {"id": tf.io.FixedLenFeature([], tf.int64),
+         "image": tf.io.FixedLenFeature([], tf.string)},
+        {"id": slim.tfexample_decoder.Tensor("id"),
+         "image": slim.tfexample_decoder.Tensor("image")})
+    with tc.legacy_graph():
+        dataset = slim.dataset.Dataset(data_sources=paths, reader=tf.compat.v1.TFRecordReader,
+                                       decoder=decoder, num_samples=120,
+                                       items_to_descriptions={})
+        provider = slim.dataset_data_provider.DatasetDataProvider(
+            dataset, num_readers=2, shuffle=True, num_epochs=1, common_queue_capacity=64,
+            common_queue_min=16, seed=5)
+        example_id, image = provider.get(["id", "image"])
+        image = tf.io.decode_raw(image, tf.uint8)
+        image.set_shape([12])
+        return tc.batch({"id": example_id, "image": image}, 16, allow_smaller_final_batch=True)
+
+
+def test_classic_pipeline_same_examples_every_epoch(cluster, records):
+    """Two epochs, batches of 8 with the remainder dropped as TF1 drops it: each example
+    exactly twice, the same values as locally, TF1's batch sizes (no worker drops its
+    own remainder); a second pass over the dataset (a new job) reads it all again."""
+    import tf1compat as tc
+    fetches = classic_pipeline(records, num_epochs=2)
+    local = examples(tc.to_tf_data(fetches))
+    served = tc.to_tf_data(fetches, service=cluster)
+    sizes = [len(batch["id"]) for batch in served]
+    assert sizes == [8] * 30                  # 240 examples in batches of 8
+    first, second = examples(served), examples(served)
+    assert first == local and second == local
+    ids = [example_id for example_id, _ in first]
+    assert ids == sorted(list(range(120)) * 2)
+
+
+def test_remainder_kept_as_tf1_keeps_it(cluster, records):
+    """allow_smaller_final_batch: one smaller batch at the end, as on queues."""
+    import tf1compat as tc
+    fetches = classic_pipeline(records, num_epochs=1, batch_size=7, drop_remainder=False)
+    served = tc.to_tf_data(fetches, service=cluster)
+    assert sorted(len(batch["id"]) for batch in served) == [1] + [7] * 17
+    assert examples(served) == examples(tc.to_tf_data(fetches))
+
+
+def test_slim_provider_same_examples(cluster, records):
+    import tf1compat as tc
+    fetches = slim_pipeline(records)
+    local = examples(tc.to_tf_data(fetches))
+    assert [example_id for example_id, _ in local] == list(range(120))
+    assert examples(tc.to_tf_data(fetches, service=cluster)) == local
+
+
+def test_python_in_the_pipeline_is_refused_naming_the_op(cluster, records):
+    import tf1compat as tc
+    fetches = classic_pipeline(records, num_epochs=1, slow=True)
+    with pytest.raises(tc.PipelineConfigError, match=r"calls Python \(op '.*' \(PyFunc\)") as e:
+        tc.to_tf_data(fetches, service=cluster)
+    assert e.value.argument == "service"
+
+
+def test_unreachable_dispatcher_one_clear_error_within_seconds(records):
+    import tf1compat as tc
+    fetches = classic_pipeline(records, num_epochs=1)
+    service = f"grpc://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    with pytest.raises(tc.DataServiceError, match="no tf.data service dispatcher answers at "
+                       + service) as e:
+        tc.to_tf_data(fetches, service=service)
+    assert time.monotonic() - started < 15
+    assert e.value.address == service and isinstance(e.value, ConnectionError)
+
+
+@pytest.mark.parametrize("service", ["127.0.0.1:5050", "http://127.0.0.1:5050",
+                                     "grpc://127.0.0.1", "grpc://:5050"])
+def test_service_that_is_not_an_address_is_refused(records, service):
+    import tf1compat as tc
+    fetches = classic_pipeline(records, num_epochs=1)
+    with pytest.raises(tc.PipelineConfigError, match="expected grpc://HOST:PORT") as e:
+        tc.to_tf_data(fetches, service=service)
+    assert e.value.argument == "service"
+
+
+# An unmodified TF1 program: string_input_producer (2 epochs) + TFRecordReader + parse +
+# shuffle_batch, a Session loop until OutOfRangeError; prints every example it read.
+PROGRAM = """
+import sys
+import tensorflow as tf
+
+queue = tf.train.string_input_producer(sys.argv[1:], num_epochs=2, shuffle=True)
+_, value = tf.TFRecordReader().read(queue)
+example = tf.parse_single_example(value, {"id": tf.FixedLenFeature([], tf.int64),
+                                          "image": tf.FixedLenFeature([], tf.string)})
+image = tf.reshape(tf.decode_raw(example["image"], tf.uint8), [12])
+ids, images = tf.train.shuffle_batch([example["id"], image], 16, capacity=64,
+                                     min_after_dequeue=32)
+seen = []
+with tf.Session() as sess:
+    sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess, coord)
+    try:
+        while True:
+            batch_ids, batch_images = sess.run([ids, images])
+            seen.extend(zip(batch_ids.tolist(), map(bytes, batch_images)))
+    except tf.errors.OutOfRangeError:
+        print("end of data after", len(seen))
+    finally:
+        coord.request_stop()
+        coord.join(threads)
+for example_id, image in sorted(seen):
+    print(example_id, image.hex())
+"""
+
+
+def run_cli(*arguments, cwd=None, timeout=240):
+    return subprocess.run([sys.executable, "-m", "tf1compat", *arguments], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=_ENV)
+
+
+def test_program_on_the_service_reads_what_it_reads_on_tf_data(cluster, records, tmp_path):
+    """The program's examples, values and end (OutOfRangeError) with --data-service are
+    those of --tf-data alone: every example twice (2 epochs, 240 = 15 batches of 16)."""
+    program = tmp_path / "program.py"
+    program.write_text(PROGRAM)
+    local = run_cli("run", "--tf-data", str(program), *records)
+    served = run_cli("run", "--tf-data", "--data-service", cluster, str(program), *records)
+    assert local.returncode == 0, local.stderr[-3000:]
+    assert served.returncode == 0, served.stderr[-3000:]
+    assert served.stdout.splitlines()[0] == local.stdout.splitlines()[0] == \
+        "end of data after 240"
+    assert served.stdout.splitlines()[1:] == local.stdout.splitlines()[1:]   # sorted
+    ids = [int(line.split()[0]) for line in served.stdout.splitlines()[1:]]
+    assert ids == sorted(list(range(120)) * 2)
+
+
+def test_program_with_unreachable_dispatcher_exits_2_with_one_line(tmp_path, records):
+    program = tmp_path / "program.py"
+    program.write_text(PROGRAM)
+    service = f"grpc://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    completed = run_cli("run", "--tf-data", "--data-service", service, str(program), *records)
+    assert time.monotonic() - started < 60      # TensorFlow's import included
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines() == [
+        f"tf1compat run: error: run --data-service: no tf.data service dispatcher answers at "
+        f"{service} (waited 5 s); start one with `tf1compat data-service dispatcher --port "
+        f"{service.rsplit(':', 1)[1]}`"]
+    assert completed.stdout == ""
+
+
+def test_data_service_without_tf_data_is_a_usage_error(tmp_path):
+    completed = run_cli("run", "--data-service", "grpc://127.0.0.1:1", str(tmp_path / "x.py"))
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == ("tf1compat run: error: --data-service runs the "
+                                        "pipelines of --tf-data; pass both")
+
+
+def test_worker_with_unreachable_dispatcher_exits_2_with_one_line():
+    port = free_port()
+    completed = run_cli("data-service", "worker", "--dispatcher", f"127.0.0.1:{port}")
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines() == [
+        f"tf1compat data-service worker: no tf.data service dispatcher answers at "
+        f"grpc://127.0.0.1:{port} (waited 5 s); start one with `tf1compat data-service "
+        f"dispatcher --port {port}`"]
+
+
+def test_dispatcher_on_a_port_in_use_exits_2_naming_it():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        completed = run_cli("data-service", "dispatcher", "--port", str(port))
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines() == [
+        f"tf1compat data-service dispatcher: port {port} is in use (Address already in use)"]
+
+
+def test_servers_say_where_they_listen_and_stop_cleanly(request, tmp_path):
+    """SIGTERM: exit 143 'terminated'; Ctrl-C (SIGINT): exit 130 'interrupted'; a
+    dispatcher with --work-dir journals there."""
+    work_dir = tmp_path / "journal"
+    dispatcher = Server("dispatcher", "--port", "0", "--work-dir", str(work_dir))
+    request.addfinalizer(dispatcher.stop)
+    assert dispatcher.line.startswith("tf1compat data-service dispatcher: listening on grpc://")
+    assert dispatcher.line.strip().endswith(f", journal in {work_dir}")
+    worker = Server("worker", "--dispatcher", f"127.0.0.1:{dispatcher.port}", "--host",
+                    "127.0.0.1")
+    request.addfinalizer(worker.stop)
+    assert worker.line.strip() == (f"tf1compat data-service worker: listening on 127.0.0.1:"
+                                   f"{worker.port}, dispatcher 127.0.0.1:{dispatcher.port}")
+    assert worker.stop(signal.SIGINT) == (130, "tf1compat data-service worker: interrupted\n")
+    assert dispatcher.stop(signal.SIGTERM) == (
+        143, "tf1compat data-service dispatcher: terminated\n")
+    assert any(work_dir.iterdir())
+
+
+def test_worker_killed_mid_epoch_and_restarted_epoch_completes(cluster_servers, records):
+    """TensorFlow's guarantee for dynamic sharding: a worker killed mid-epoch (SIGKILL)
+    and restarted on its address registers again; the reader, which waited for it,
+    finishes the epoch: no example twice (at most once), each with its local values.
+    (Runs last: it replaces one of the module's workers.)"""
+    import tf1compat as tc
+    service, _, workers = cluster_servers
+    fetches = classic_pipeline(records, num_epochs=1, batch_size=4)
+    local = dict(examples(tc.to_tf_data(fetches)))
+    seen = []
+    started = time.monotonic()
+    for index, batch in enumerate(tc.to_tf_data(fetches, service=service)):
+        seen.extend(zip(batch["id"].numpy().tolist(), map(bytes, batch["image"].numpy()),
+                        strict=True))
+        time.sleep(0.1)                    # a slow reader: the epoch is still running
+        if index == 3:
+            killed = workers[1]
+            killed.process.kill()
+            killed.process.wait()
+            workers[1] = Server("worker", "--dispatcher", service.removeprefix("grpc://"),
+                                "--host", "127.0.0.1", "--port", str(killed.port))
+    assert time.monotonic() - started < 240
+    ids = [example_id for example_id, _ in seen]
+    assert len(ids) == len(set(ids)) and set(ids) <= set(local)
+    assert all(local[example_id] == image for example_id, image in seen)
+    assert len(ids) >= 16                  # the batches read before the kill

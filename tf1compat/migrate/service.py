@@ -1,0 +1,178 @@
+"""A lowered queue pipeline read through a tf.data service cluster (TensorFlow's own
+``DispatchServer`` and ``WorkerServer``, started by :mod:`.service_servers`).
+
+The processing mode is ``ShardingPolicy.DYNAMIC`` (TF's "distributed_epoch"): the
+dispatcher owns the pipeline's source and hands its elements ("splits") to the
+workers one at a time, so without a worker failure every example is produced once
+per epoch, by one worker; when a worker dies the splits it was reading are not
+finished (TensorFlow promises at most once) and the epoch still ends.
+``ShardingPolicy.OFF`` ("parallel_epochs") would make every worker produce the whole
+epoch (each example once per worker) and the static policies need a fixed worker
+list; neither keeps the pipeline's epochs.
+
+How the lowered plan is cut (:func:`build_distributed`):
+
+- the source: a file producer with ``num_epochs`` set becomes the list of its file
+  names over all epochs, in TF1's order, computed here once, so each file of each
+  epoch is one split the dispatcher hands out; any other source (a producer of
+  tensors, ``num_epochs=None``, a file list known only when the session runs) keeps
+  its epochs as the splits: one worker produces a whole epoch;
+- the workers run everything up to the last batch, batching with the remainder
+  kept, and the batch-then-parse map after it; here the batches are cut into
+  examples and batched again as the queue pipeline batches (``batch_size``,
+  remainder dropped or kept), so batch sizes and counts are TF1's and no worker
+  drops its own remainder; a ``padded_batch`` is done here; what follows the batch
+  (ops on the dequeued batch) runs here too.
+"""
+
+import urllib.parse
+
+from tf1compat._tf import tf, v1
+from tf1compat.errors import DataServiceError, PipelineConfigError
+from tf1compat.migrate.lowering.batch_then_parse import VectorizedMap
+from tf1compat.migrate.lowering.plan import Batch, Interleave, Prefetch, Read, Values
+
+__all__ = ["CONNECT_TIMEOUT", "build_distributed", "check_reachable", "parse_service"]
+
+CONNECT_TIMEOUT = 5.0   # seconds a client waits for the dispatcher before giving up
+PROCESSING_MODE = "distributed_epoch"   # ShardingPolicy.DYNAMIC
+_SCHEME = "grpc"
+
+
+def parse_service(service, api="to_tf_data"):
+    """``"grpc://HOST:PORT"`` -> ``"HOST:PORT"``; anything else raises PipelineConfigError."""
+    expected = "grpc://HOST:PORT (a tf.data service dispatcher)"
+    if not isinstance(service, str):
+        raise PipelineConfigError(f"{api}: service must be a string {expected}, got "
+                                  f"{type(service).__name__}", argument="service",
+                                  expected=expected)
+    parts = urllib.parse.urlsplit(service)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != _SCHEME or not parts.hostname or port is None \
+            or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise PipelineConfigError(f"{api}: service {service!r} is not an address; expected "
+                                  f"{expected}", argument="service", expected=expected)
+    return parts.netloc
+
+
+def check_reachable(service, timeout=CONNECT_TIMEOUT, api="to_tf_data"):
+    """Raise :class:`DataServiceError` unless a gRPC server answers at ``service``
+    (``grpc://HOST:PORT``) within ``timeout`` seconds. TensorFlow's client would
+    retry an absent dispatcher for an hour."""
+    import grpc
+    address = parse_service(service, api)
+    channel = grpc.insecure_channel(address)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+    except grpc.FutureTimeoutError:
+        raise DataServiceError(
+            f"{api}: no tf.data service dispatcher answers at {service} (waited "
+            f"{timeout:g} s); start one with `tf1compat data-service dispatcher --port "
+            f"{address.rsplit(':', 1)[1]}`", address=service, timeout=timeout) from None
+    finally:
+        channel.close()
+    return address
+
+
+def _evaluate(tensors):
+    """The numpy values of ``tensors``: eager ones' own, graph ones' from a session of
+    their graph (run mode has no eager execution)."""
+    if tf.executing_eagerly():
+        return tf.nest.map_structure(lambda tensor: tensor.numpy(), tensors)
+    with v1.Session(graph=tf.nest.flatten(tensors)[0].graph) as session:
+        return session.run(tensors)
+
+
+def _file_splits(values):
+    """The file names of producer ``values`` over all its epochs, as a
+    ``from_tensor_slices`` source (each name one split), or None when they are not
+    known here (``num_epochs=None``, files matched when the session runs)."""
+    if values.num_epochs is None or values.initial:
+        return None
+    everything = values.build()
+    count = values.length * values.num_epochs if values.length else 2 ** 31 - 1
+    names = _evaluate(tf.data.experimental.get_single_element(everything.batch(count)))
+    return tf.data.Dataset.from_tensor_slices(names)
+
+
+def _cut(plan):
+    """``(worker steps, client steps, batch)``: where the plan runs; ``batch`` is the
+    batch the client redoes (None when the workers' elements pass as they come)."""
+    steps = plan.chain()
+    batches = [i for i, step in enumerate(steps) if isinstance(step, Batch)]
+    if not batches:
+        end = len(steps)
+        while end > 1 and isinstance(steps[end - 1], Prefetch):
+            end -= 1
+        return steps[:end], steps[end:], None
+    last = batches[-1]
+    for step in steps[:last]:
+        if isinstance(step, Batch) and step.drop_remainder:
+            raise PipelineConfigError(
+                f"to_tf_data: service: a {step.text()} before the last batch would drop "
+                "each worker's remainder (examples TF1 delivers); this pipeline cannot be "
+                "distributed", argument="service", expected="one batch, or no remainder dropped")
+    batch = steps[last]
+    if batch.padded:      # padding follows the longest element of each batch: batch here
+        return steps[:last], steps[last:], None
+    end = last + 1
+    while end < len(steps) and isinstance(steps[end], VectorizedMap):
+        end += 1
+    keep_remainder = Batch(batch.upstream, batch.batch_size, False, batch.padded)
+    return steps[:last] + [keep_remainder] + steps[last + 1:end], steps[end:], batch
+
+
+def _apply(steps, dataset=None):
+    for step in steps:
+        dataset = step.apply(dataset)
+    return dataset
+
+
+def _worker_dataset(steps):
+    first = steps[0]
+    if isinstance(first, Values) and len(steps) > 1 and isinstance(steps[1], (Read, Interleave)):
+        source = _file_splits(first)
+        if source is not None:
+            return _apply(steps[1:], source)
+    return _apply(steps)
+
+
+_PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+
+
+def _check_no_python(dataset):
+    """PipelineConfigError when ``dataset`` calls Python (``tf.py_func``,
+    ``numpy_function``): the function lives in this process, not in the workers."""
+    graph_def = tf.compat.v1.GraphDef.FromString(_evaluate(dataset._as_serialized_graph()))
+    nodes = [*graph_def.node, *(node for function in graph_def.library.function
+                                for node in function.node_def)]
+    for node in nodes:
+        if node.op in _PYTHON_OPS:
+            raise PipelineConfigError(
+                f"to_tf_data: service: the pipeline calls Python (op '{node.name}' "
+                f"({node.op}): tf.py_func, tf.numpy_function); tf.data service workers are "
+                "other processes and cannot call this process's functions",
+                argument="service", expected="a pipeline of TensorFlow ops only")
+
+
+def build_distributed(plan, service):
+    """The dataset of ``plan`` (a lowered plan) with its work done by the tf.data
+    service at ``service`` (``grpc://HOST:PORT``), in the current context: eager, or
+    a graph (the dataset then captures only constants, so a one-shot iterator takes it).
+    """
+    check_reachable(service)
+    worker_steps, client_steps, batch = _cut(plan)
+    on_workers = _worker_dataset(worker_steps)
+    _check_no_python(on_workers)
+    dataset_id = _evaluate(tf.data.experimental.service.register_dataset(service, on_workers))
+    dataset = tf.data.experimental.service.from_dataset_id(
+        PROCESSING_MODE, service, dataset_id, on_workers.element_spec)
+    if batch is not None:
+        dataset = dataset.unbatch().batch(batch.batch_size, drop_remainder=batch.drop_remainder)
+    dataset = _apply(client_steps, dataset)
+    if not any(isinstance(step, Prefetch) for step in client_steps):
+        dataset = dataset.prefetch(tf.data.AUTOTUNE)
+    return dataset
