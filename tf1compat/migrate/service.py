@@ -31,6 +31,7 @@ from tf1compat._tf import tf, v1
 from tf1compat.errors import DataServiceError, PipelineConfigError
 from tf1compat.migrate.lowering.batch_then_parse import VectorizedMap
 from tf1compat.migrate.lowering.plan import Batch, Interleave, Prefetch, Read, Values
+from tf1compat.pipeline.graph_model import op_types
 
 __all__ = ["CONNECT_TIMEOUT", "build_distributed", "check_reachable", "parse_service"]
 
@@ -140,9 +141,6 @@ def _worker_dataset(steps):
     return _apply(steps)
 
 
-_PYTHON_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
-
-
 def _check_no_python(dataset):
     """PipelineConfigError when ``dataset`` calls Python (``tf.py_func``,
     ``numpy_function``): the function lives in this process, not in the workers."""
@@ -150,7 +148,7 @@ def _check_no_python(dataset):
     nodes = [*graph_def.node, *(node for function in graph_def.library.function
                                 for node in function.node_def)]
     for node in nodes:
-        if node.op in _PYTHON_OPS:
+        if node.op in op_types.PY_FUNCS:
             raise PipelineConfigError(
                 f"to_tf_data: service: the pipeline calls Python (op '{node.name}' "
                 f"({node.op}): tf.py_func, tf.numpy_function); tf.data service workers are "
