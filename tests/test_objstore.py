@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -280,3 +281,26 @@ def test_a_damaged_source_object_is_named(s3, bucket, tmp_path):
                             workers=0, quiet=True)
     s3.invalidate_cache()
     assert not s3.exists(f"{bucket}/out") and not s3.exists(f"{bucket}/out2")
+
+
+def test_a_lease_tells_live_runs_of_other_machines_from_dead_ones(s3, bucket):
+    from tf1compat.convert import objstore
+    staging = f"{bucket}/leases/.tf1compat-staging-0123456789abcdef"
+
+    def owner(expires):
+        s3.pipe_file(f"{staging}/.owner.json", json.dumps({
+            "what": "a run elsewhere", "pid": 1, "host": "another-machine",
+            "started": 0, "expires": expires}).encode())
+
+    owner(time.time() + 60)                     # renewed a moment ago: alive
+    s3.pipe_file(f"{staging}/t-00000-of-00002.tfrecord", b"staged")
+    with pytest.raises(BlockingIOError, match="a run elsewhere, pid 1 on another-machine"):
+        convert.write_sharded(range(4), f"s3://{bucket}/leases/t.tfrecord", 2, workers=0,
+                              encode=encode)
+    owner(time.time() - 1)                      # its lease ran out: a dead run, cleared
+    convert.write_sharded(range(4), f"s3://{bucket}/leases/t.tfrecord", 2, workers=0,
+                          encode=encode)
+    stored = objects(s3, f"{bucket}/leases")
+    assert sorted(stored) == [MANIFEST, "t-00000-of-00002.tfrecord", "t-00001-of-00002.tfrecord"]
+    assert objstore.read_manifest(f"s3://{bucket}/leases")["files"] == {
+        name: len(data) for name, data in stored.items() if name != MANIFEST}

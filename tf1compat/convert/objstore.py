@@ -179,8 +179,8 @@ class ObjectStaging(Staging):
         while not self._stop.wait(_LEASE_SECONDS / 3):
             try:
                 self._write_owner(time.time() + _LEASE_SECONDS)
-            except OSError:     # a store briefly unreachable: the next renewal may work
-                continue
+            except Exception:   # a store briefly unreachable (whatever the filesystem
+                continue        # raises): the next renewal may work
 
     def _stop_renewing(self):
         """No more lease renewals (one after the commit would stage an owner again)."""
