@@ -140,3 +140,87 @@ def test_missing_mnist_files_are_named_with_the_folder(tmp_path):
                            "missing train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
                            "t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz"), last
     assert 'File "' + str(program) + '", line 3' in done.stderr
+
+
+NUMPY1_PROGRAM = """
+    # An image-to-TFRecord converter of 2017, written for NumPy 1.x and SciPy 1.0.
+    import sys
+    import numpy as np
+    import scipy.misc
+    from scipy.misc import imsave, imresize
+    import tensorflow as tf
+    import helper
+
+
+    class Legacy(object):
+        def tostring(self):
+            return "its own tostring"
+
+
+    image = np.linspace(0, 255, 48).reshape(4, 4, 3).astype(np.uint8)
+    print("aliases", np.linspace(0, 9, 4).astype(np.int).dtype, np.float_ is np.float64,
+          np.asscalar(np.array([7])), np.float(2), np.Inf, np.product([2, 3]),
+          np.fromstring(b"\\x01\\x02", dtype=np.uint8).tolist())
+    imsave("image.png", image)
+    back = scipy.misc.imread("image.png")
+    print("imread", bool((back == image).all()), imresize(back, 50).shape,
+          imresize(back, (2, 3), interp="nearest").shape)
+    with tf.python_io.TFRecordWriter("images.tfrecord") as writer:
+        feature = {"raw": tf.train.Feature(bytes_list=tf.train.BytesList(
+            value=[image.tostring()]))}
+        writer.write(tf.train.Example(features=tf.train.Features(
+            feature=feature)).SerializeToString())
+    print("tostring", helper.raw(image) == image.tobytes(), Legacy().tostring())
+    import tensorflow.python.framework.tensor_util as library  # a library keeps NumPy 2
+    numpy = sys.modules["numpy"]
+    print("libraries", library.np is numpy, np is not numpy, hasattr(numpy, "float_"),
+          "int" in vars(numpy))
+    try:
+        import scipy.ndimage
+    except ImportError as e:
+        print("scipy", type(e).__name__)
+"""
+
+
+def test_numpy1_names_tostring_and_scipy_image_functions_for_the_program(tmp_path):
+    write_program(tmp_path / "prog", "helper.py", """
+        def raw(array):
+            return array.tostring()
+    """)
+    program = write_program(tmp_path / "prog", "to_records.py", NUMPY1_PROGRAM)
+    done = tf1compat_run(program, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    assert lines["aliases"] == "int64 True 7 2.0 inf 6 [1, 2]"
+    assert lines["imread"] == "True (2, 2, 3) (2, 3, 3)"
+    assert lines["tostring"] == "True its own tostring"
+    assert lines["libraries"] == "True True False False"
+    assert lines["scipy"] == "ModuleNotFoundError"  # SciPy is not installed here
+    from tf1compat.example import example_to_dict
+    from tf1compat.tfrecord import iter_records
+    image = np.linspace(0, 255, 48).reshape(4, 4, 3).astype(np.uint8)
+    [record] = iter_records(str(tmp_path / "images.tfrecord"))
+    assert example_to_dict(record)["raw"] == [image.tobytes()]
+    assert not (tmp_path / "prog" / "__pycache__").exists()
+
+
+def test_tracebacks_start_at_the_program_as_pythons_do(tmp_path):
+    folder = tmp_path / "prog"
+    typo = write_program(folder, "typo.py", "x = 1\nprint 'hello'\n")
+    done = tf1compat_run(typo, cwd=tmp_path)
+    plain = subprocess.run([sys.executable, str(typo)], capture_output=True, text=True)
+    assert done.returncode == plain.returncode == 1
+    assert done.stderr == plain.stderr  # no frames, as Python prints a syntax error
+    main = write_program(folder, "main.py", """
+        import os
+        import tensorflow.contrib.learn.python.learn.estimators as estimators
+    """)
+    done = tf1compat_run(main, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "Traceback (most recent call last):",
+        f'  File "{main}", line 3, in <module>',
+        "    import tensorflow.contrib.learn.python.learn.estimators as estimators",
+        "ModuleNotFoundError: No module named 'tensorflow.contrib.learn.python.learn.estimators':"
+        " tf1compat run mode does not provide it; import tf.contrib's modules themselves "
+        "(module 'tf.contrib.learn.python.learn' has no attribute 'estimators')"]

@@ -22,8 +22,8 @@ import numpy as np
 
 from tf1compat.v1.proxy import ProxyModule
 
-__all__ = ["REMOVED_NAMES", "REMOVED_METHODS", "numpy_view", "asscalar", "asfarray", "in1d",
-           "msort", "fromstring"]
+__all__ = ["REMOVED_NAMES", "REMOVED_METHODS", "numpy_view", "resolver", "asscalar",
+           "asfarray", "in1d", "msort", "fromstring"]
 
 
 def asscalar(a):
@@ -133,3 +133,10 @@ REMOVED_METHODS = {"tostring": tostring, "itemset": itemset, "ptp": ptp,
 def numpy_view():
     """A module that is NumPy plus :data:`REMOVED_NAMES` (a new one on each call)."""
     return ProxyModule("numpy", np, attributes=REMOVED_NAMES)
+
+
+def resolver():
+    """For the import hook: ``"numpy"`` -> a view (one per resolver), other
+    ``numpy.*`` names -> None (NumPy's own submodules)."""
+    view = numpy_view()
+    return lambda dotted: view if dotted == "numpy" else None

@@ -10,15 +10,17 @@ place and take it away (a notebook).
 
 import contextlib
 import importlib.util
+import io
 import os
 import runpy
 import signal
 import sys
 import threading
 import traceback
+import types
 import zipfile
 
-from tf1compat.v1 import scope
+from tf1compat.v1 import rewrite, scope
 from tf1compat.v1.run_mode import (
     DEFAULT_GRACE_PERIOD,
     RunMode,
@@ -103,6 +105,30 @@ def _internal_frame(filename):
         os.path.basename(filename) == "runpy.py" or filename.startswith("<frozen runpy")
 
 
+# Run mode's import machinery: the hook, the TF1 tree's lookup, the rewriting loader.
+_IMPORT_MACHINERY = frozenset(os.path.join(os.path.dirname(__file__), name)
+                              for name in ("scope.py", "namespace.py", "rewrite.py",
+                                           "run_mode.py"))
+
+
+def _program_traceback(tb):
+    """``tb`` from the program's first frame on, without run mode's import
+    machinery between the program's ``import`` and what it raised (Python shows
+    no frames of its own import system either); None when no frame is left."""
+    while tb is not None and _internal_frame(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename not in _IMPORT_MACHINERY:
+            kept.append(tb)
+        tb = tb.tb_next
+    if not kept:
+        return None
+    for frame, following in zip(kept, [*kept[1:], None], strict=True):
+        frame.tb_next = following
+    return kept[0]
+
+
 class ProgramTerminated(SystemExit):
     """SIGTERM arrived while the program ran; ``code`` is 128 + SIGTERM (143)."""
 
@@ -158,12 +184,28 @@ def _run_as_main(run):
     except SystemExit as e:
         return _exit_status(e.code)
     except BaseException as e:  # noqa: BLE001 - the program's own failure, reported as Python does
-        tb = e.__traceback__
-        while tb is not None and _internal_frame(tb.tb_frame.f_code.co_filename):
-            tb = tb.tb_next
-        traceback.print_exception(type(e), e, tb or e.__traceback__)
+        tb = _program_traceback(e.__traceback__)
+        if tb is None and not isinstance(e, SyntaxError):  # tf1compat's own failure: all of it
+            tb = e.__traceback__
+        traceback.print_exception(type(e), e, tb)  # a SyntaxError in the program: no frames
         return 1
     return 0
+
+
+def _run_file_as_main(program):
+    """Run the file ``program`` as ``__main__``, as ``runpy.run_path`` does, compiled
+    with NumPy's removed array methods rewritten (:mod:`tf1compat.v1.rewrite`)."""
+    with io.open_code(program) as f:
+        code = rewrite.compile_program(f.read(), program)
+    main = types.ModuleType("__main__")
+    vars(main).update(__file__=program, __cached__=None, __loader__=None, __package__="",
+                      __spec__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        exec(code, vars(main))  # noqa: S102 - running the program is the point
+    finally:
+        sys.modules["__main__"] = saved
 
 
 def _has_main(program):
@@ -195,7 +237,9 @@ def run_path(path, args=(), *, grace_period=None, tf_data=False, data_service=No
     sys.argv = [program, *args]
     if not package:  # runpy puts a folder or zip application first itself
         sys.path.insert(0, folder)
-    return _run_in(run_mode, lambda: runpy.run_path(program, run_name="__main__"))
+    if package:
+        return _run_in(run_mode, lambda: runpy.run_path(program, run_name="__main__"))
+    return _run_in(run_mode, lambda: _run_file_as_main(program))
 
 
 def _module_root(top_spec):

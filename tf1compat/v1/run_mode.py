@@ -4,17 +4,21 @@ until it is left.
 A :class:`RunMode` owns everything run mode is: its import scope (the program's
 folders), its settings (grace period, tf.data batching), its queue API table, its
 ``tensorflow`` module and sessions' state, and every change it makes outside
-tf1compat -- ``builtins.__import__``, ``QueueRunner.create_threads`` and
+tf1compat -- ``builtins.__import__`` (which also gives the program NumPy 1.x's
+names and SciPy's image functions), a ``sys.meta_path`` finder (the program's
+modules compiled with NumPy's removed array methods rewritten,
+:mod:`tf1compat.v1.rewrite`), ``QueueRunner.create_threads`` and
 ``Session.run`` (explained runner errors, Ctrl-C answered at once), the tf-slim
 repair, TensorFlow 2 behaviour switched off, TensorFlow's logger level and
 filters, warning filters. :meth:`~RunMode.uninstall` (or leaving its ``with``
-block) undoes each of them, so ``builtins.__import__``, ``sys.modules`` and
-TensorFlow are as they were. One run mode is installed at a time.
+block) undoes each of them, so ``builtins.__import__``, ``sys.meta_path``,
+``sys.modules`` and TensorFlow are as they were. One run mode is installed at a time.
 """
 
 import builtins
 import logging
 import os
+import sys
 import threading
 import warnings
 
@@ -23,7 +27,15 @@ from tf1compat._tf import VERBOSE, tf, v1
 from tf1compat.migrate.service import check_reachable
 from tf1compat.slim._namespace import Patches
 from tf1compat.slim._patch import _PROCESS_REPAIR
-from tf1compat.v1 import namespace, queue_runtime, scope, tf_data_mode
+from tf1compat.v1 import (
+    namespace,
+    numpy1,
+    queue_runtime,
+    rewrite,
+    scipy_misc,
+    scope,
+    tf_data_mode,
+)
 
 __all__ = ["RunMode", "installed_run_mode"]
 
@@ -143,9 +155,14 @@ class RunMode:
         self.runtime.apply(self._patches)
         _PROCESS_REPAIR.apply()
         self._undo.append(_PROCESS_REPAIR.release)
-        hook = scope.make_import_hook(builtins.__import__, self.scope,
-                                      lambda dotted: namespace.resolve(dotted, self.tensorflow))
+        hook = scope.make_import_hook(
+            builtins.__import__, self.scope,
+            lambda dotted: namespace.resolve(dotted, self.tensorflow),
+            views={"numpy": numpy1.resolver(), "scipy": scipy_misc.resolver()})
         self._patches.set(builtins, "__import__", hook)
+        finder = rewrite.ProgramFinder(self.scope.is_program_file)
+        sys.meta_path.insert(0, finder)
+        self._undo.append(lambda: sys.meta_path.remove(finder))
         if self.tf_data:
             self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
         if not VERBOSE:

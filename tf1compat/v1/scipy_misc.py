@@ -21,7 +21,7 @@ import numpy as np
 from tf1compat.v1.proxy import ProxyModule
 
 __all__ = ["bytescale", "toimage", "fromimage", "imread", "imsave", "imresize",
-           "IMAGE_FUNCTIONS", "scipy_view"]
+           "IMAGE_FUNCTIONS", "scipy_view", "resolver"]
 
 _RESAMPLING = {"nearest": "NEAREST", "lanczos": "LANCZOS", "bilinear": "BILINEAR",
                "bicubic": "BICUBIC", "cubic": "BICUBIC"}
@@ -191,3 +191,18 @@ def scipy_view():
                       doc=None if scipy else "SciPy is not installed: tf1compat run mode "
                                              "gives only scipy.misc's image functions")
     return top, misc
+
+
+def resolver():
+    """For the import hook: ``"scipy"`` and ``"scipy.misc"`` -> :func:`scipy_view`'s
+    modules (built on the first such import), other ``scipy.*`` names -> None."""
+    views = {}
+
+    def resolve(dotted):
+        if dotted not in ("scipy", "scipy.misc"):
+            return None
+        if not views:
+            views["scipy"], views["scipy.misc"] = scipy_view()
+        return views[dotted]
+
+    return resolve

@@ -4,10 +4,12 @@
 globals to ``builtins.__import__``. The hook (:func:`make_import_hook`, installed
 and removed by :class:`~tf1compat.v1.run_mode.RunMode`) returns, for names
 ``tensorflow`` and ``tensorflow.*`` imported by a file under one of the program's
-folders (the roots of an :class:`ImportScope`), run mode's modules. Everything else --
-other names, and every file in site-packages, the standard library or tf1compat
-itself -- goes to the original import unchanged, so libraries keep TensorFlow 2.
-``sys.modules["tensorflow"]`` is never replaced.
+folders (the roots of an :class:`ImportScope`), run mode's modules, and likewise
+its views of ``numpy`` and ``scipy`` (NumPy 1.x's names, SciPy's image functions).
+Everything else -- other names, and every file in site-packages, the standard
+library or tf1compat itself -- goes to the original import unchanged, so
+libraries keep TensorFlow 2 and NumPy as installed. ``sys.modules`` is never
+changed.
 
 Code without a file (a notebook cell, ``python -c``) counts as the program's
 when it runs as ``__main__``. ``importlib.import_module("tensorflow")`` bypasses
@@ -95,23 +97,27 @@ class ImportScope:
         return self.is_program_file(filename)
 
 
-def make_import_hook(original, scope, resolve):
+def make_import_hook(original, scope, resolve, views=None):
     """An ``__import__`` over ``original`` by which the files of ``scope`` import
     ``tensorflow`` names through ``resolve(dotted_name)`` (a module, or None to
-    import TensorFlow's own)."""
+    import TensorFlow's own). ``views`` maps other top-level names (``numpy``,
+    ``scipy``) to resolvers of the same kind for those names."""
+    resolvers = {**(views or {}), "tensorflow": resolve}
 
     # The parameter names are __import__'s protocol (callers pass them by keyword).
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):
-        if level or name.partition(".")[0] != "tensorflow" or not scope.imports_tf1(globals):
+        top = name.partition(".")[0]
+        if level or top not in resolvers or not scope.imports_tf1(globals):
             return original(name, globals, locals, fromlist, level)
-        module = resolve(name)
-        if module is None:  # a module of TensorFlow's own, e.g. tensorflow.python.ops
+        resolve_name = resolvers[top]
+        module = resolve_name(name)
+        if module is None:  # a module of the library's own, e.g. tensorflow.python.ops
             module = original(name, globals, locals, fromlist, level)
         elif fromlist and sys.modules.get(module.__name__) is module:
             # A real package (tensorflow.python.tools, tf_slim.nets): the import
             # machinery loads the submodules ``from X import Y`` names.
             module = original(module.__name__, globals, locals, fromlist, 0)
-        return module if fromlist else resolve("tensorflow")
+        return module if fromlist else resolve_name(top)
 
     __import__.__wrapped__ = original
     return __import__
