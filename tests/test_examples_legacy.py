@@ -233,7 +233,7 @@ def test_check_names_unsupported_contrib_and_removed_names_with_lines(tmp_path, 
     assert "`dense` is not available with Keras 3" in out[4]
     assert "tf1compat run mode does not provide it" in out[5]
     assert out[-1] == ("3 file(s) checked: 6 unsupported name(s) in 1 file(s); "
-                       "1 file(s) could not be parsed")
+                       "1 file(s) could not be read or parsed")
 
 
 def test_check_reports_binary_and_syntax_error_files_as_unparsable_and_carries_on(
@@ -251,7 +251,7 @@ def test_check_reports_binary_and_syntax_error_files_as_unparsable_and_carries_o
     assert out[3].startswith(f"{tmp_path / 'd_old.py'}:2: tf.contrib.quantize.x: no TensorFlow")
     assert not any("Python 2" in line or "ported first" in line for line in out)
     assert out[-1] == ("4 file(s) checked: 1 unsupported name(s) in 1 file(s); "
-                       "3 file(s) could not be parsed")
+                       "3 file(s) could not be read or parsed")
 
 
 def test_check_takes_contrib_constants_and_names_their_unsupported_classes(tmp_path, capsys):

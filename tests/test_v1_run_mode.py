@@ -184,3 +184,16 @@ def test_the_recorded_names_are_the_installed_tensorflows():
     changed = {module: sorted(set(old.get(module, {}).items()) ^ set(new.get(module, {}).items()))
                for module in old.keys() | new.keys() if old.get(module) != new.get(module)}
     assert changed == {}
+
+
+def test_check_names_an_unreadable_file_and_carries_on(tmp_path, capsys):
+    from tf1compat import cli
+
+    (tmp_path / "a_gone.py").symlink_to(tmp_path / "missing.py")
+    (tmp_path / "b_old.py").write_text("import tensorflow as tf\ntf.contrib.quantize.x()\n")
+    assert cli.main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{tmp_path / 'a_gone.py'}: cannot read: No such file or directory"
+    assert out[1].startswith(f"{tmp_path / 'b_old.py'}:2: tf.contrib.quantize.x: ")
+    assert out[2] == ("2 file(s) checked: 1 unsupported name(s) in 1 file(s); "
+                      "1 file(s) could not be read or parsed")

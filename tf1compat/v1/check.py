@@ -57,8 +57,9 @@ class Unparsed:
     reason: str
 
     def __str__(self):
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: cannot parse: {self.reason}"
+        if not self.line:
+            return f"{self.path}: cannot read: {self.reason}"
+        return f"{self.path}:{self.line}: cannot parse: {self.reason}"
 
 
 class UnparsableFileError(Exception):
@@ -90,7 +91,7 @@ class CheckReport:
         bad = len({finding.path for finding in self.findings})
         line = (f"{len(self.files)} file(s) checked: {len(self.findings)} unsupported name(s) "
                 f"in {bad} file(s)")
-        return line + (f"; {len(self.unparsed)} file(s) could not be parsed"
+        return line + (f"; {len(self.unparsed)} file(s) could not be read or parsed"
                        if self.unparsed else "")
 
 
@@ -290,8 +291,7 @@ def check_file(path):
         with open(path, "rb") as f:
             source = f.read()
     except OSError as e:
-        raise UnparsableFileError(Unparsed(path, 0, f"cannot read it ({e.strerror or e})")) \
-            from e
+        raise UnparsableFileError(Unparsed(path, 0, e.strerror or str(e))) from e
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as e:  # also a binary file's null bytes
