@@ -1,5 +1,7 @@
 """`tf1compat run`: TF1's tensorflow for the program's own files, tf.contrib, exit
-status, queue safety. Programs run in subprocesses: run mode changes the process."""
+status, queue safety. Programs run in this process through run_path / run_module
+(each in a RunMode that is left afterwards), or in a subprocess where the process
+itself is the subject (its flags, its exit status, signals)."""
 
 import os
 import re
@@ -107,17 +109,33 @@ STARVED = """
 """
 
 
-@pytest.mark.slow
+@pytest.fixture
+def in_process(monkeypatch):
+    """Run a program in this process: ``sys.argv``, ``sys.path`` and the working
+    folder come back afterwards, and the program's own modules are forgotten."""
+    from tf1compat.v1 import program
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    modules = set(sys.modules)
+    yield program
+    for name in set(sys.modules) - modules:
+        if name.startswith("tf1compat_test_"):
+            del sys.modules[name]
+
+
 @pytest.mark.timeout(120)
-def test_runners_never_started_fail_after_the_grace_period_run_as_module(tmp_path):
-    write_program(tmp_path, "legacy/__init__.py", "")
-    write_program(tmp_path, "legacy/starved.py", STARVED)
-    result = tf1compat_run("--grace-period", "1", "-m", "legacy.starved", cwd=tmp_path)
-    assert result.returncode == 1
+def test_runners_never_started_fail_after_the_grace_period_run_as_module(
+        tmp_path, in_process, monkeypatch, capsys):
+    write_program(tmp_path, "tf1compat_test_legacy/__init__.py", "")
+    program = write_program(tmp_path, "tf1compat_test_legacy/starved.py", STARVED)
+    monkeypatch.chdir(tmp_path)
+    assert in_process.run_module("tf1compat_test_legacy.starved", [], grace_period=1) == 1
+    err = capsys.readouterr().err
     assert "QueueRunnersNotStartedError: sess.run waited 1 s on queue 'batch/fifo_queue', " \
-           "'input_producer'" in result.stderr
-    assert "tf.train.start_queue_runners(sess=sess, coord=coord)" in result.stderr
-    assert 'File "' + str(tmp_path / "legacy" / "starved.py") + '", line 9' in result.stderr
+           "'input_producer'" in err
+    assert "tf.train.start_queue_runners(sess=sess, coord=coord)" in err
+    assert f'File "{program}", line 9' in err
 
 
 CORRUPT = """
@@ -179,9 +197,9 @@ CORRUPT = """
 """
 
 
-@pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offset(tmp_path):
+def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offset(
+        tmp_path, in_process, capsys):
     from tf1compat.records.tfrecord import write_records
 
     data = tmp_path / "train.tfrecord"
@@ -190,30 +208,27 @@ def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offse
     damaged[3 * 26 + 12 + 4] ^= 0xFF  # a data byte of record 3
     data.write_bytes(bytes(damaged))
     program = write_program(tmp_path, "corrupt.py", CORRUPT)
-    result = tf1compat_run(program, data, cwd=tmp_path)
+    status = in_process.run_path(program, [str(data)])
+    out, err = capsys.readouterr()
     located = f"{data}: record 3 at byte 78: data CRC mismatch"
     explained = f"[tf1compat] a queue-runner thread failed in op 'ReaderReadV2' (ReaderReadV2); " \
                 f"{located}"
-    lines = result.stdout.splitlines()  # never "done": not taken for the end of the data
+    lines = out.splitlines()  # never "done": not taken for the end of the data
     assert [line.split(": ")[0] for line in lines] == ["sess.run", "monitored", "supervisor"]
     for line in lines:
         assert line.partition(": ")[2].startswith(f"{explained} (stored 0x")
-    assert result.returncode == 1
+    assert status == 1
     # the loop's sess.run or coord.join raises it (whichever sees the stop first)
     assert re.search(r"line \d+, in <module>\n    (sess\.run\(batch\)|coord\.join\(threads\))",
-                     result.stderr)
-    assert "DataLossError: corrupted record at 90" in result.stderr and explained in result.stderr
+                     err)
+    assert "DataLossError: corrupted record at 90" in err and explained in err
 
 
 @pytest.mark.timeout(120)
-def test_folder_and_zip_application_run_their_main_as_python_does(tmp_path, monkeypatch,
-                                                                    capsys):
+def test_folder_and_zip_application_run_their_main_as_python_does(tmp_path, in_process,
+                                                                    monkeypatch, capsys):
     import zipfile
 
-    from tf1compat.v1 import program
-
-    monkeypatch.setattr(sys, "argv", list(sys.argv))
-    monkeypatch.setattr(sys, "path", list(sys.path))
     app = tmp_path / "app"
     write_program(app, "tf1compat_test_modes.py", """
         import tensorflow as tf
@@ -231,7 +246,7 @@ def test_folder_and_zip_application_run_their_main_as_python_does(tmp_path, monk
             archive.write(app / name, name)
     for path, argument in [(app, "--flag"), (tmp_path / "app.pyz", "z")]:
         monkeypatch.delitem(sys.modules, "tf1compat_test_modes", raising=False)
-        assert program.run_path(path, [argument]) == 4
+        assert in_process.run_path(path, [argument]) == 4
         assert capsys.readouterr().out == f"['{argument}'] True True __main__\n"
     assert not hasattr(sys.modules["tensorflow"], "contrib")  # run mode was left
 
