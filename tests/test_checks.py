@@ -138,6 +138,7 @@ def test_choice():
     assert str(e) == "iter_records: on_error must be one of ['raise', 'skip'], got 'ignore'"
     assert e.expected == ["raise", "skip"]
     refused(_checks.check_choice, None, "label_bytes", [1], {1: "a", 2: "b"})  # unhashable
+    refused(_checks.check_choice, None, "label_bytes", np.array([1, 2]), [1, 2])  # no bool()
 
 
 def test_flag():

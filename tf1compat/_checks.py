@@ -155,7 +155,7 @@ def check_choice(api, argument, value, choices):
     try:
         if value in choices:
             return value
-    except TypeError:  # an unhashable or uncomparable value is no choice either
+    except (TypeError, ValueError):  # a value that does not compare to one (an array)
         pass
     raise PipelineConfigError(_message(api, argument, f"one of {choices}", value),
                               argument=argument, expected=choices)
