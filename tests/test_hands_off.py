@@ -233,3 +233,21 @@ def test_cli_quiet_hides_the_progress_bar(tmp_path, flags, bar):
         f"import sys; from tf1compat import cli; sys.exit(cli.main({argv!r}))")
     assert ("%|" in output) == bar, output
     assert "cifar10 ->" in output
+
+
+def test_cli_commands_hide_tensorflows_info_and_warning_lines_unless_asked(monkeypatch):
+    from tf1compat import cli
+
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    monkeypatch.delenv("TF1COMPAT_VERBOSE", raising=False)
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    with cli._environment(quiet=True):
+        assert (os.environ["TF_CPP_MIN_LOG_LEVEL"], os.environ["TQDM_DISABLE"]) == ("2", "1")
+    assert "TF_CPP_MIN_LOG_LEVEL" not in os.environ and "TQDM_DISABLE" not in os.environ
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")
+    with cli._environment(quiet=False):
+        assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "0" and "TQDM_DISABLE" not in os.environ
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL")
+    monkeypatch.setenv("TF1COMPAT_VERBOSE", "1")
+    with cli._environment(quiet=False):
+        assert "TF_CPP_MIN_LOG_LEVEL" not in os.environ

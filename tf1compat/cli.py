@@ -572,20 +572,25 @@ def error_line(command, error):
 
 
 @contextlib.contextmanager
-def _progress_bars_off(quiet):
-    """``TQDM_DISABLE=1`` inside the block with ``quiet`` (it reaches worker processes)."""
-    if not quiet:
-        yield
-        return
-    before = os.environ.get("TQDM_DISABLE")
-    os.environ["TQDM_DISABLE"] = "1"
+def _environment(quiet):
+    """The command's environment: TensorFlow's C++ log without INFO and WARNING lines
+    (``Local rendezvous is aborting`` on Ctrl-C) unless the user set
+    ``TF_CPP_MIN_LOG_LEVEL`` or ``TF1COMPAT_VERBOSE=1``; with ``quiet``,
+    ``TQDM_DISABLE=1`` (it reaches worker processes). Restored afterwards."""
+    settings = {"TQDM_DISABLE": "1"} if quiet else {}
+    if os.environ.get("TF1COMPAT_VERBOSE", "") in ("", "0") \
+            and "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+        settings["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    before = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if before is None:
-            del os.environ["TQDM_DISABLE"]
-        else:
-            os.environ["TQDM_DISABLE"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def main(argv=None):
@@ -604,7 +609,7 @@ def main(argv=None):
             if unknown:  # with the usage of the command they were given to
                 args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
             command = f"tf1compat {args.command}"
-            with _progress_bars_off(args.quiet):
+            with _environment(args.quiet):
                 return args.handler(args)
         finally:
             sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
