@@ -364,8 +364,9 @@ def _add_convert_images(subparsers):
                    help="files per split (default: about 128 MiB of images each)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split and the order")
     p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
-                   help="a file that is not a JPEG/PNG/BMP: stop naming it (default) or "
-                        "skip it and list it at the end")
+                   help="a file that is not a JPEG/PNG/BMP, or is cut off, damaged or "
+                        "unreadable: stop naming it (default) or skip it and list it at "
+                        "the end")
     p.add_argument("--workers", type=int, default=None,
                    help="processes for --runner local (default: all cores)")
     _add_runner_arguments(p)
