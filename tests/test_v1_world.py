@@ -204,6 +204,69 @@ def test_numpy1_names_tostring_and_scipy_image_functions_for_the_program(tmp_pat
     assert not (tmp_path / "prog" / "__pycache__").exists()
 
 
+SLIM_BATCH_NORM_PROGRAM = """
+    # A slim model of 2017: conv + batch_norm in an arg_scope, slim.learning's train op.
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.contrib.slim.nets import resnet_v1
+
+    slim = tf.contrib.slim
+
+
+    def small_net(images, is_training, updates_collections):
+        params = {"is_training": is_training, "decay": 0.5,
+                  "updates_collections": updates_collections}
+        with slim.arg_scope([slim.conv2d], normalizer_fn=slim.batch_norm,
+                            normalizer_params=params):
+            net = slim.conv2d(images, 8, [3, 3], scope="conv1")
+            net = slim.max_pool2d(net, [2, 2], scope="pool1")
+            net = slim.conv2d(net, 8, [3, 3], scope="conv2")
+            net = slim.flatten(net)
+            return slim.fully_connected(net, 3, activation_fn=None, scope="logits")
+
+
+    rng = np.random.RandomState(0)
+    xs = rng.rand(16, 8, 8, 1).astype(np.float32)
+    ys = rng.randint(0, 3, 16)
+    for collections in (tf.GraphKeys.UPDATE_OPS, None):
+        with tf.Graph().as_default():
+            tf.set_random_seed(0)
+            images = tf.placeholder(tf.float32, [None, 8, 8, 1])
+            labels = tf.placeholder(tf.int64, [None])
+            logits = small_net(images, True, collections)
+            loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+            train_op = slim.learning.create_train_op(loss, tf.train.AdamOptimizer(0.01))
+            mean = [v for v in slim.get_model_variables() if "moving_mean" in v.name][0]
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                losses = [sess.run(train_op, {images: xs, labels: ys}) for _ in range(30)]
+                moved = float(np.abs(sess.run(mean)).sum())
+        print("batch_norm", collections, losses[-1] < losses[0], moved > 0)
+
+    with tf.Graph().as_default():
+        inputs = tf.placeholder(tf.float32, [2, 64, 64, 3])
+        with slim.arg_scope(resnet_v1.resnet_arg_scope()):
+            logits, _ = resnet_v1.resnet_v1_50(inputs, num_classes=4, is_training=True)
+        loss = tf.reduce_mean(tf.square(logits))
+        train_op = slim.learning.create_train_op(loss, tf.train.GradientDescentOptimizer(0.01))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            value = sess.run(train_op, {inputs: np.ones((2, 64, 64, 3), np.float32)})
+        print("resnet_v1_50", logits.get_shape().as_list(), np.isfinite(value),
+              len(tf.get_collection(tf.GraphKeys.UPDATE_OPS)))
+"""
+
+
+def test_slim_batch_norm_and_a_slim_net_train_in_run_mode(tmp_path):
+    pytest.importorskip("tf_keras")
+    program = write_program(tmp_path / "prog", "train.py", SLIM_BATCH_NORM_PROGRAM)
+    done = tf1compat_run(program, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "batch_norm update_ops True True", "batch_norm None True True",
+        "resnet_v1_50 [2, 1, 1, 4] True 106"]  # moving mean and variance of 53
+
+
 def test_tracebacks_start_at_the_program_as_pythons_do(tmp_path):
     folder = tmp_path / "prog"
     typo = write_program(folder, "typo.py", "x = 1\nprint 'hello'\n")

@@ -24,6 +24,15 @@ def _stand_in(base, replacements):
     return namespace
 
 
+def _lookup(namespace, name):
+    """``namespace.name``, or _MISSING when it has no such name or cannot load it
+    (TensorFlow's lazily loaded modules raise ImportError)."""
+    try:
+        return getattr(namespace, name)
+    except (AttributeError, ImportError):
+        return _MISSING
+
+
 class Patches:
     """Attributes set on third-party modules and classes, and what they were."""
 
@@ -55,7 +64,9 @@ class Patches:
         ``module`` alone, through a stand-in module; with ``only_missing``, only the
         names the namespace lacks (a newer TensorFlow's own are kept).
 
-        Names already resolving to the replacement are skipped; nothing happens when
+        Names already resolving to the replacement are skipped (without
+        ``only_missing``, looked up in the namespace's own attributes: a lazily
+        loaded module is not loaded); nothing happens when
         all are (a second call) or when ``module`` has no such attribute (a newer
         tf-slim that no longer uses it). Returns the names rebound.
         """
@@ -63,8 +74,8 @@ class Patches:
         if base is None:
             return []
         pending = {name: value for name, value in replacements.items()
-                   if (not hasattr(base, name) if only_missing
-                       else getattr(base, name, None) is not value)}
+                   if (_lookup(base, name) is _MISSING if only_missing
+                       else vars(base).get(name, _MISSING) is not value)}
         if pending:
             self.set(module, attribute, _stand_in(base, pending))
         return sorted(pending)

@@ -1,4 +1,5 @@
-"""``patch_tf_slim()``: the installed tf-slim's data API, working on current TensorFlow.
+"""``patch_tf_slim()``: the installed tf-slim's data API, layers, nets and training
+loops, working on current TensorFlow (the layers' part is in ``_layers``).
 
 What breaks on TF >= 2.13: ``tf_slim.data.tfexample_decoder`` calls
 ``control_flow_ops.case`` / ``.cond`` (``Image``, ``BackupHandler``) and
@@ -44,7 +45,7 @@ import threading
 
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline import queues
-from tf1compat.slim import _checks, _image, _records
+from tf1compat.slim import _checks, _image, _layers, _records
 from tf1compat.slim._namespace import Patches
 
 _LAST_RELEASE_WITH_8_BIT_PNG = (1, 1, 0)
@@ -106,6 +107,7 @@ class TfSlimRepair:
              {"parse_single_example": _records.parse_single_example}, False),
             (parallel_reader, "tf_input",
              {"string_input_producer": queues.string_input_producer}, False),
+            *_layers.layer_namespaces(),
         ]
         attributes = [
             (parallel_reader, "get_data_files", _checks.get_data_files),
