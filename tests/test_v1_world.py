@@ -267,6 +267,41 @@ def test_slim_batch_norm_and_a_slim_net_train_in_run_mode(tmp_path):
         "resnet_v1_50 [2, 1, 1, 4] True 106"]  # moving mean and variance of 53
 
 
+KERAS2_PROGRAM = """
+    import sys
+    import numpy as np
+    import tensorflow as tf
+
+    images = tf.placeholder(tf.float32, [None, 8, 8, 1])
+    labels = tf.placeholder(tf.int64, [None])
+    net = tf.layers.conv2d(images, 4, 3, activation=tf.nn.relu)
+    net = tf.layers.max_pooling2d(net, 2, 2)
+    net = tf.layers.batch_normalization(net, training=True)
+    net = tf.layers.dense(tf.layers.flatten(net), 3)
+    dense = tf.keras.layers.Dense(3)
+    logits = dense(tf.contrib.keras.layers.Flatten()(images)) + net
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    rng = np.random.RandomState(0)
+    feed = {images: rng.rand(8, 8, 8, 1), labels: rng.randint(0, 3, 8)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        losses = [sess.run([train_op, loss], feed)[1] for _ in range(10)]
+    print("keras", type(dense).__module__.split(".")[0], losses[-1] < losses[0],
+          tf.keras.backend.get_session() is not None)
+    print("library keras", sys.modules["tensorflow"].keras.layers.Dense.__module__.split(".")[0])
+"""
+
+
+def test_tf_layers_and_keras_2_out_of_the_box(tmp_path):
+    pytest.importorskip("tf_keras")
+    program = write_program(tmp_path / "prog", "keras2.py", KERAS2_PROGRAM)
+    done = tf1compat_run(program, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["keras tf_keras True True", "library keras tf_keras"]
+
+
 def test_tracebacks_start_at_the_program_as_pythons_do(tmp_path):
     folder = tmp_path / "prog"
     typo = write_program(folder, "typo.py", "x = 1\nprint 'hello'\n")

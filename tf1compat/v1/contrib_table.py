@@ -117,6 +117,9 @@ CONTRIB = {
             "LayerNormBasicLSTMCell", "AttentionCellWrapper", "OutputProjectionWrapper",
             "InputProjectionWrapper", "LSTMBlockCell", "GRUBlockCell", "NASCell",
             "UGRNNCell", "IntersectionRNNCell", "CoupledInputForgetGateLSTMCell")}),
+    "keras": ContribModule(
+        "`tf.keras`: Keras 2 (the tf-keras package) under `tf1compat run`, Keras 3 without it",
+        bases=("v1.keras",)),
     "metrics": ContribModule("tf-slim's streaming metrics (`tf_slim.metrics`)",
                              bases=("tf_slim.metrics",)),
     "losses": ContribModule("tf-slim's losses (`tf_slim.losses`)",
@@ -174,7 +177,6 @@ _WITHOUT_COUNTERPART = {
     "image": "tf.image, or TensorFlow Addons' tfa.image (rotate, transform, ...)",
     "input_pipeline": "tf.data",
     "integrate": "TensorFlow Probability's tfp.math.ode",
-    "keras": "tf.keras",
     "kernel_methods": "tf.keras.layers.experimental.RandomFourierFeatures",
     "labeled_tensor": "plain tensors (no TensorFlow 2 counterpart)",
     "learn": "tf.keras, or tf.estimator (tensorflow_estimator)",
