@@ -193,6 +193,43 @@ def test_slim_provider_same_examples(cluster, records):
     assert examples(tc.to_tf_data(fetches, service=cluster)) == local
 
 
+def test_padded_batch_is_done_by_the_reader(cluster, records):
+    """dynamic_pad pads to the longest example of each batch: batched in the reading
+    process, so the padding is the queue pipeline's."""
+    import tensorflow as tf
+
+    import tf1compat as tc
+    with tc.legacy_graph():
+        files = tc.string_input_producer(records, num_epochs=1, shuffle=False)
+        _, value = tc.TFRecordReader().read(files)
+        parsed = tf.io.parse_single_example(value, {
+            "id": tf.io.FixedLenFeature([], tf.int64),
+            "image": tf.io.FixedLenFeature([], tf.string)})
+        length = tf.cast(parsed["id"] % 5 + 1, tf.int32)       # 1 to 5 values
+        image = tf.io.decode_raw(parsed["image"], tf.uint8)[:length]
+        fetches = tc.batch({"id": parsed["id"], "image": image}, 8, dynamic_pad=True,
+                           allow_smaller_final_batch=True)
+    local = tc.to_tf_data(fetches)
+    served = tc.to_tf_data(fetches, service=cluster)
+
+    def padded(dataset):
+        return sorted((tuple(batch["id"].numpy()), batch["image"].numpy().tobytes(),
+                       batch["image"].shape[1]) for batch in dataset)
+    assert padded(served) == padded(local)
+
+
+def test_batch_dropping_remainder_before_the_last_batch_is_refused(cluster, records):
+    """Each worker would drop its own remainder: refused, naming the batch."""
+    import tf1compat as tc
+    inner = classic_pipeline(records, num_epochs=1, batch_size=7)
+    with inner["id"].graph.as_default():
+        fetches = tc.batch(inner, 4, enqueue_many=True, allow_smaller_final_batch=True)
+    with pytest.raises(tc.PipelineConfigError, match=r"batch\(7, drop remainder\) before the "
+                       "last batch would drop each worker's remainder") as e:
+        tc.to_tf_data(fetches, service=cluster)
+    assert e.value.argument == "service"
+
+
 def test_python_in_the_pipeline_is_refused_naming_the_op(cluster, records):
     import tf1compat as tc
     fetches = classic_pipeline(records, num_epochs=1, slow=True)
