@@ -218,15 +218,16 @@ def test_padded_batch_is_done_by_the_reader(cluster, records):
     assert padded(served) == padded(local)
 
 
-def test_batch_dropping_remainder_before_the_last_batch_is_refused(cluster, records):
-    """Each worker would drop its own remainder: refused, naming the batch."""
+def test_batch_dropping_remainder_before_the_last_batch_is_refused(records):
+    """Each worker would drop its own remainder: refused, naming the batch, before
+    anything waits for a dispatcher (none listens here)."""
     import tf1compat as tc
     inner = classic_pipeline(records, num_epochs=1, batch_size=7)
     with inner["id"].graph.as_default():
         fetches = tc.batch(inner, 4, enqueue_many=True, allow_smaller_final_batch=True)
     with pytest.raises(tc.PipelineConfigError, match=r"batch\(7, drop remainder\) before the "
                        "last batch would drop each worker's remainder") as e:
-        tc.to_tf_data(fetches, service=cluster)
+        tc.to_tf_data(fetches, service=f"grpc://127.0.0.1:{free_port()}")
     assert e.value.argument == "service"
 
 

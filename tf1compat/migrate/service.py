@@ -161,8 +161,9 @@ def build_distributed(plan, service):
     service at ``service`` (``grpc://HOST:PORT``), in the current context: eager, or
     a graph (the dataset then captures only constants, so a one-shot iterator takes it).
     """
+    parse_service(service)
+    worker_steps, client_steps, batch = _cut(plan)   # refuses before any waiting
     check_reachable(service)
-    worker_steps, client_steps, batch = _cut(plan)
     on_workers = _worker_dataset(worker_steps)
     _check_no_python(on_workers)
     dataset_id = _evaluate(tf.data.experimental.service.register_dataset(service, on_workers))
