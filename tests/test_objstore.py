@@ -304,3 +304,23 @@ def test_a_lease_tells_live_runs_of_other_machines_from_dead_ones(s3, bucket):
     assert sorted(stored) == [MANIFEST, "t-00000-of-00002.tfrecord", "t-00001-of-00002.tfrecord"]
     assert objstore.read_manifest(f"s3://{bucket}/leases")["files"] == {
         name: len(data) for name, data in stored.items() if name != MANIFEST}
+
+
+def test_wait_waits_for_the_live_conversion_in_the_prefix(s3, bucket, tmp_path):
+    import threading
+
+    from tf1compat.convert.objstore import ObjectStaging
+    source = cifar10.make_synthetic(tmp_path / "cifar", 10, 10, seed=9)
+    url = f"s3://{bucket}/waited"
+    busy = ObjectStaging(url, "e" * 64, what="the first conversion")
+    busy.__enter__()
+    release = threading.Timer(2.0, busy.__exit__, (None, None, None))
+    release.start()
+    try:
+        started = time.monotonic()
+        summary = cifar10.convert(source, url, workers=0, wait=True, quiet=True)
+        assert time.monotonic() - started >= 1.5 and summary.counts == {"train": 10,
+                                                                         "test": 10}
+    finally:
+        release.join()
+    assert s3.exists(f"{bucket}/waited/{MANIFEST}")

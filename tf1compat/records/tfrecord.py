@@ -443,6 +443,8 @@ class RecordIterator:
 
 def iter_records(path, verify=True, compression=None, on_error="raise"):
     """Iterate over the records of a TFRecord file, as ``tf.data.TFRecordDataset`` does.
+    ``path`` is a local path or an fsspec URL (``s3://bucket/train.tfrecord``; the
+    ``tf1compat[s3]`` extra), read through fsspec, which only a URL imports.
 
     ``verify`` checks both CRCs of every record. ``compression`` is None, "GZIP" or
     "ZLIB" (TensorFlow's ``compression_type``), or "auto" to detect it from the
