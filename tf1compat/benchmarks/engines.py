@@ -91,7 +91,9 @@ def table(results, settings):
         "|---|---:|---:|---:|---:|",
         *lines,
         "",
-        "Dask: a scheduler and two one-thread worker processes on this machine; Beam: "
+        "Dask: a scheduler and two one-thread worker processes on this machine, started "
+        "before the timing (a standing cluster), while the local runner and Beam start "
+        "their processes inside it; Beam: "
         "--direct_running_mode=multi_processing --direct_num_workers=2; S3: a moto server "
         "on 127.0.0.1 (in-memory, one Python process: slower than a real store). The last "
         "column is the rate over n times the 1-worker rate (n = 2): with as many cores as "
