@@ -3,6 +3,7 @@ and the tests: moto's S3-compatible server and a Dask scheduler with its workers
 is stopped (its whole process group) when its block ends, also after an error."""
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -11,6 +12,7 @@ import sys
 import time
 
 # what s3fs (botocore) and every process started with these variables needs to reach moto
+_PR_SET_PDEATHSIG = 1
 S3_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
           "AWS_DEFAULT_REGION": "us-east-1"}
 
@@ -32,11 +34,20 @@ def wait_for_port(port, process, timeout=60.0):
     raise TimeoutError(f"{process.args}: port {port} not open after {timeout} s")
 
 
+def _own_group_dying_with_parent():
+    """In the child before exec: its own process group, and on Linux a SIGKILL when the
+    process that started it dies (pytest-timeout's os._exit skips every finalizer)."""
+    os.setsid()
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def start(command, env=None):
-    """A process in its own group (so :func:`stop` ends its children too), its output
-    discarded."""
+    """A process in its own group (so :func:`stop` ends its children too) that dies with
+    this one, its output discarded."""
     return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                            stderr=subprocess.DEVNULL,
+                            preexec_fn=_own_group_dying_with_parent)
 
 
 def stop(process):
