@@ -305,8 +305,8 @@ def _processes_running(program):
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("wait, signum, status, said", [
-    ("run", signal.SIGINT, 130, "interrupted"), ("run", signal.SIGTERM, 143, "terminated"),
-    ("join", signal.SIGINT, 130, "interrupted"), ("monitored", signal.SIGTERM, 143, "terminated")])
+    ("run", signal.SIGINT, 130, "interrupted"), ("join", signal.SIGINT, 130, "interrupted"),
+    ("monitored", signal.SIGTERM, 143, "terminated")])
 def test_a_signal_ends_a_blocked_wait_within_a_second(tmp_path, wait, signum, status, said):
     program = write_program(tmp_path, "slow_producer.py", SLOW_PRODUCER)
     process = subprocess.Popen([sys.executable, "-m", "tf1compat", "run", program, wait],
