@@ -322,3 +322,36 @@ def test_tracebacks_start_at_the_program_as_pythons_do(tmp_path):
         "ModuleNotFoundError: No module named 'tensorflow.contrib.learn.python.learn.estimators':"
         " tf1compat run mode does not provide it; import tf.contrib's modules themselves "
         "(module 'tf.contrib.learn.python.learn' has no attribute 'estimators')"]
+
+
+CHILDREN_PROGRAM = """
+    import multiprocessing
+    import sys
+    import tensorflow as tf
+
+
+    def write_records(path):
+        with tf.python_io.TFRecordWriter(path) as writer:
+            writer.write(b"from a child")
+        return tf.__version__, hasattr(tf, "contrib"), sys.modules["tensorflow"].__version__
+
+
+    if __name__ == "__main__":
+        for method in sys.argv[1:]:
+            with multiprocessing.get_context(method).Pool(1) as pool:
+                print(method, *pool.apply(write_records, (method + ".tfrecord",)))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_spawned_and_forkserver_children_run_in_the_same_tf1_world(tmp_path):
+    import tensorflow as tf
+
+    program = write_program(tmp_path / "prog", "children.py", CHILDREN_PROGRAM)
+    done = tf1compat_run(program, "spawn", "forkserver", "fork", cwd=tmp_path, timeout=280)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"{method} 1.15.5 True {tf.__version__}"
+                                        for method in ("spawn", "forkserver", "fork")]
+    from tf1compat.tfrecord import iter_records
+    for method in ("spawn", "forkserver", "fork"):
+        assert list(iter_records(str(tmp_path / f"{method}.tfrecord"))) == [b"from a child"]

@@ -7,7 +7,8 @@ folders), its settings (grace period, tf.data batching), its queue API table, it
 tf1compat -- ``builtins.__import__`` (which also gives the program NumPy 1.x's
 names and SciPy's image functions), a ``sys.meta_path`` finder (the program's
 modules compiled with NumPy's removed array methods rewritten,
-:mod:`tf1compat.v1.rewrite`), ``QueueRunner.create_threads`` and
+:mod:`tf1compat.v1.rewrite`), ``multiprocessing``'s preparation data for spawned
+children (:mod:`tf1compat.v1.children`), ``QueueRunner.create_threads`` and
 ``Session.run`` (explained runner errors, Ctrl-C answered at once), the tf-slim
 repair, TensorFlow 2 behaviour switched off, TensorFlow's logger level and
 filters, warning filters. :meth:`~RunMode.uninstall` (or leaving its ``with``
@@ -17,6 +18,7 @@ block) undoes each of them, so ``builtins.__import__``, ``sys.meta_path``,
 
 import builtins
 import logging
+import multiprocessing.spawn
 import os
 import sys
 import threading
@@ -28,6 +30,7 @@ from tf1compat.migrate.service import check_reachable
 from tf1compat.slim._namespace import Patches
 from tf1compat.slim._patch import _PROCESS_REPAIR
 from tf1compat.v1 import (
+    children,
     namespace,
     numpy1,
     queue_runtime,
@@ -160,6 +163,9 @@ class RunMode:
             lambda dotted: namespace.resolve(dotted, self.tensorflow),
             views={"numpy": numpy1.resolver(), "scipy": scipy_misc.resolver()})
         self._patches.set(builtins, "__import__", hook)
+        self._patches.set(multiprocessing.spawn, "get_preparation_data",
+                          children.preparation_with_run_mode(
+                              multiprocessing.spawn.get_preparation_data, self))
         finder = rewrite.ProgramFinder(self.scope.is_program_file)
         sys.meta_path.insert(0, finder)
         self._undo.append(lambda: sys.meta_path.remove(finder))
