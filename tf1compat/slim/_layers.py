@@ -29,6 +29,7 @@ global (TensorFlow's modules are never changed), except the normalization layers
 which always come from tf-keras (TensorFlow's lazy path cannot load).
 """
 
+import functools
 import importlib
 
 from tf1compat._tf import tf, v1
@@ -38,6 +39,7 @@ __all__ = ["KERAS2_NORMALIZATION", "layer_namespaces"]
 KERAS2_NORMALIZATION = "tf_keras.src.legacy_tf_layers.normalization"
 
 
+@functools.cache  # one function per name: applying the repair again changes nothing
 def _keras2_layer(name):
     """tf-keras's ``name`` from :data:`KERAS2_NORMALIZATION`, imported when first
     called (importing tf-keras registers its names on TensorFlow's objects, so the
