@@ -452,7 +452,6 @@ def _add_check(subparsers):
 
 
 def _run_check(args):
-    _keras2_for_tf1_programs()
     from tf1compat.v1.check import check_paths
     try:
         report = check_paths(args.paths)
