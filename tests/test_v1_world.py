@@ -120,7 +120,7 @@ def test_mnist_tutorial_program_trains_on_idx_files(tmp_path, mnist_files):
     assert label == f"label {data['train-labels-idx1-ubyte.gz'][0]}"
     np.testing.assert_allclose(eval(pixels), first, rtol=1e-6)  # noqa: S307 - our own output
     assert lines["same"] == "True True True" and lines["learn"] == "40 load_dataset"
-    import tensorflow as tf
+    from tf1compat._tf import tf
     assert lines["version"] == f"1.15.5 1.15.5 1.15.5 {tf.__version__}"
     assert lines["kernel"] == "[3, 3, 3, 8]"
     first_loss, last_loss, _, epochs = lines["loss"].split()
@@ -345,7 +345,7 @@ CHILDREN_PROGRAM = """
 
 @pytest.mark.timeout(300)
 def test_spawned_and_forkserver_children_run_in_the_same_tf1_world(tmp_path):
-    import tensorflow as tf
+    from tf1compat._tf import tf
 
     program = write_program(tmp_path / "prog", "children.py", CHILDREN_PROGRAM)
     done = tf1compat_run(program, "spawn", "forkserver", "fork", cwd=tmp_path, timeout=280)
@@ -355,3 +355,53 @@ def test_spawned_and_forkserver_children_run_in_the_same_tf1_world(tmp_path):
     from tf1compat.tfrecord import iter_records
     for method in ("spawn", "forkserver", "fork"):
         assert list(iter_records(str(tmp_path / f"{method}.tfrecord"))) == [b"from a child"]
+
+
+IMPORT_FORMS_PROGRAM = """
+    import sys
+    import tensorflow as tf
+
+
+    def check(statement, module):
+        try:
+            exec(statement, {"__file__": __file__, "__name__": "walk"})
+        except ModuleNotFoundError as e:
+            if "tf1compat run mode does not provide it" not in str(e):
+                return f"{statement}: TensorFlow's error: {e}"
+            return "explained" if ".python" in statement else f"{statement}: {e}"
+        except Exception as e:  # noqa: BLE001 - reported to the test
+            return f"{statement}: {type(e).__name__}: {e}"
+        return "imported"
+
+
+    for name in sys.argv[1:]:
+        module = getattr(tf.contrib, name)
+        public = sorted(n for n in dir(module) if not n.startswith("_")) or ["anything"]
+        outcomes = {check(statement, name) for statement in (
+            f"import tensorflow.contrib.{name}",
+            f"import tensorflow.contrib.{name} as alias",
+            f"from tensorflow.contrib import {name}",
+            f"from tensorflow.contrib.{name} import {public[0]}",
+            f"import tensorflow.contrib.{name}.python.ops.{name}_ops",
+            f"from tensorflow.contrib.{name}.python.ops import {name}_ops",
+            f"from tensorflow.contrib.{name}.python import ops",
+        )}
+        print(name, *sorted(outcomes))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_every_contrib_module_in_every_import_form(tmp_path):
+    from tf1compat.v1.contrib_table import CONTRIB
+
+    program = write_program(tmp_path / "prog", "walk.py", IMPORT_FORMS_PROGRAM)
+    done = tf1compat_run(program, *sorted(CONTRIB), cwd=tmp_path, timeout=280)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(CONTRIB)
+    # learn.python is a real module (it holds learn.datasets): a missing name in it
+    # is Python's own "cannot import name"
+    learn_python = ("from tensorflow.contrib.learn.python import ops: ImportError: cannot "
+                    "import name 'ops' from 'tensorflow.contrib.learn.python' (unknown location)")
+    assert [line for line in lines if not line.endswith(" explained imported")] == [
+        f"learn explained {learn_python} imported"]

@@ -28,7 +28,7 @@ import types
 from tf1compat._tf import v1
 from tf1compat.v1 import contrib, queue_runtime, tf1_rules, tutorials
 from tf1compat.v1.contrib_table import missing_module_message
-from tf1compat.v1.proxy import ProxyModule
+from tf1compat.v1.proxy import ProxyModule, tf1_name
 
 __all__ = ["build_tensorflow_module", "tensorflow_module", "resolve"]
 
@@ -68,14 +68,19 @@ def resolve(dotted, top=None):
     ``ModuleNotFoundError``. ``top``: the
     ``tensorflow`` module to look in (default: :func:`tensorflow_module`)."""
     node = top if top is not None else tensorflow_module()
-    for part in dotted.split(".")[1:]:
+    parts = dotted.split(".")
+    for depth, part in enumerate(parts[1:], start=2):
         try:
             node = getattr(node, part)
         except AttributeError as e:
-            message = missing_module_message(dotted, e)
-            if message is not None:
-                raise ModuleNotFoundError(message, name=dotted) from None
-            return None
-        if not isinstance(node, types.ModuleType):
-            return None
+            reason = e
+        else:
+            if isinstance(node, types.ModuleType):
+                continue
+            # a name of a module without counterpart (a placeholder), not a module
+            reason = f"{tf1_name('.'.join(parts[:depth]))} is not a module"
+        message = missing_module_message(dotted, reason)
+        if message is not None:
+            raise ModuleNotFoundError(message, name=dotted) from None
+        return None
     return node
