@@ -30,6 +30,12 @@ if [ ! -f "$STAMP" ] || ! grep -qxF "$WANT" "$STAMP"; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         -c "$CONSTRAINTS" -e "$ROOT[$EXTRAS]"
+    if [[ ",$EXTRAS," == *,cpu,* ]]; then
+        # Keras 2 for run mode (tf.layers, slim.batch_norm): tf-keras requires the
+        # `tensorflow` distribution, which would land beside tensorflow-cpu (setup.cfg)
+        "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+            -c "$CONSTRAINTS" "tf-keras~=2.21.0"
+    fi
     echo "$WANT" >> "$STAMP"
 fi
 export PATH="$VENV/bin:$PATH"

@@ -1,21 +1,14 @@
 """The MNIST helpers TF 1.x shipped (tensorflow.examples.tutorials.mnist, contrib.learn)."""
 
 import gzip
-import struct
 
 import numpy as np
 import pytest
+from legacy_programs import write_idx
 
 pytestmark = pytest.mark.tf
 
 mnist = pytest.importorskip("tf1compat.v1.mnist_tutorial")
-
-
-def write_idx(path, magic, array):
-    """``array`` (uint8) as a gzipped idx file, big-endian sizes after the magic."""
-    header = struct.pack(f">{1 + array.ndim}I", magic, *array.shape)
-    with gzip.open(path, "wb") as f:
-        f.write(header + array.astype(np.uint8).tobytes())
 
 
 @pytest.fixture

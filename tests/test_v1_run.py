@@ -8,28 +8,14 @@ import re
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
+from legacy_programs import tf1compat_run, write_program
 
 from tf1compat import cli
 
 pytestmark = pytest.mark.tf
-
-
-def write_program(folder, name, source):
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source))
-    return path
-
-
-def tf1compat_run(*args, cwd, timeout=180):
-    """``python -m tf1compat run ARGS`` in ``cwd``; returns the CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", "tf1compat", "run", *map(str, args)],
-                          cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
 
 
 PROBE = """
