@@ -19,7 +19,8 @@ from tf1compat.records import tfrecord  # noqa: E402
 pytestmark = pytest.mark.tf
 v1 = tf.compat.v1
 
-_NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES"}
+_NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES",
+                 "NO_QUEUE_RUNNERS_NOTICE"}
 
 
 def _op_type_names():
@@ -50,6 +51,30 @@ def test_the_op_types_table_imports_without_tensorflow():
 
 def test_queue_runners_collection_name():
     assert op_types.QUEUE_RUNNERS == v1.GraphKeys.QUEUE_RUNNERS
+
+
+def test_runner_queue_name_is_the_queue_ops_name_in_a_name_scope():
+    with tc.legacy_graph(), v1.name_scope("input"):
+        queue = v1.train.string_input_producer(["a"], shuffle=False)
+        runner, = v1.get_collection(v1.GraphKeys.QUEUE_RUNNERS)
+    assert op_types.runner_queue_name(runner) == queue.queue_ref.op.name
+    assert op_types.runner_queue_name(runner).startswith("input/")
+
+
+def test_start_queue_runners_logs_the_no_runners_notice():
+    import logging
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = tf.get_logger()
+    logger.addHandler(handler)
+    try:
+        with tc.legacy_graph(), v1.Session() as session:
+            v1.train.start_queue_runners(session)
+    finally:
+        logger.removeHandler(handler)
+    assert any(op_types.NO_QUEUE_RUNNERS_NOTICE in r.getMessage() for r in records), [
+        r.getMessage() for r in records]
 
 
 def test_producer_ops_inputs_and_attributes():

@@ -34,6 +34,7 @@ from tf1compat._tf import tf, v1
 from tf1compat.errors import QueueRunnersNotStartedError
 from tf1compat.migrate.lowering import queues_replaced
 from tf1compat.pipeline import queues
+from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_index
 from tf1compat.pipeline.runner_errors import explain_runner_error
 
@@ -242,7 +243,8 @@ def _queues_never_fed(state, session, fetches, feed_dict):
     """The queues this run would wait on whose queue runners were never started
     in ``session``, or went to tf.data (empty in the usual case, cheaply)."""
     runners = session.graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)
-    idle = {runner.queue.name for runner in runners if runner not in state.started}
+    idle = {op_types.runner_queue_name(runner) for runner in runners
+            if runner not in state.started}
     idle |= queues_replaced(session.graph)
     if not idle:
         return ()

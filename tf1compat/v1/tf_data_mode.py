@@ -96,7 +96,7 @@ def _prefetch_on_tf_data(prefetch_queue):
 def drop_no_runners_notice(record):
     """The lowered pipelines' runners are gone: TensorFlow's "start_queue_runners()
     was called when no queue runners were defined" is about that, not the program."""
-    return "was called when no queue runners were defined" not in record.getMessage()
+    return op_types.NO_QUEUE_RUNNERS_NOTICE not in record.getMessage()
 
 
 def batch_on_tf_data(table, service=None):

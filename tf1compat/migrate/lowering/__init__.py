@@ -163,7 +163,7 @@ def replace_with_tf_data(fetches, service=None):
     for fetch, value in zip(flat, tf.nest.flatten(values), strict=True):
         value.set_shape(fetch.shape)
     runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)
-    runners[:] = [r for r in runners if r.queue.queue_ref.op.name not in lowering.queues]
+    runners[:] = [r for r in runners if op_types.runner_queue_name(r) not in lowering.queues]
     _REPLACED[graph] = queues_replaced(graph) | lowering.queues
     return values
 

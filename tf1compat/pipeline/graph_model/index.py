@@ -42,7 +42,7 @@ class GraphIndex:
     def __init__(self, graph):
         self.runners = {}          # queue op name -> its QueueRunners
         for runner in graph.get_collection(op_types.QUEUE_RUNNERS):
-            self.runners.setdefault(runner.queue.queue_ref.op.name, []).append(runner)
+            self.runners.setdefault(op_types.runner_queue_name(runner), []).append(runner)
 
     def enqueue_ops(self, queue_name=None):
         """The enqueue ops the queue runners of queue ``queue_name`` (of all queues) run."""

@@ -109,6 +109,12 @@ def op_seeds(op):
     return op.get_attr("seed"), op.get_attr("seed2")
 
 
+def runner_queue_name(runner):
+    """The op name of the queue a ``QueueRunner`` feeds (``runner.queue.name`` is the
+    short name when eager execution is on)."""
+    return runner.queue.queue_ref.op.name
+
+
 def count_limit(counter):
     """The limit of a CountUpTo op (a producer's num_epochs)."""
     return counter.get_attr("limit")
@@ -127,5 +133,7 @@ NODE_TAG = re.compile(r"\{\{node ([^}]+)\}\}")
 CALLER_TAG = re.compile(r"\[\[([^\]{}\s]+)\]\]")  # a graph op that ran a function
 FUNCTION_TAG = re.compile(r"\{\{function_node ([^}]+)\}\}")
 NODE_SUFFIX = re.compile(r"\s*\[\[((?:\{\{[a-z_]+ [^}]+\}\})+)\]\]")
+# What tf.compat.v1.train.start_queue_runners logs when a graph has no queue runners.
+NO_QUEUE_RUNNERS_NOTICE = "was called when no queue runners were defined"
 # A TFRecord reader's damage: the offset of the record, or of its data for a data CRC.
 RECORD_ERROR = re.compile(r"(corrupted|truncated) record at (\d+)")
