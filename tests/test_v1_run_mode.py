@@ -2,6 +2,7 @@
 every attribute of TensorFlow's and tf-slim's modules (and their classes) before and
 after, in a fresh process so that nothing else has touched them."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -198,3 +199,23 @@ def test_check_names_an_unreadable_file_and_carries_on(tmp_path, capsys):
     assert out[1].startswith(f"{tmp_path / 'b_old.py'}:2: tf.contrib.quantize.x: ")
     assert out[2] == ("2 file(s) checked: 1 unsupported name(s) in 1 file(s); "
                       "1 file(s) could not be read or parsed")
+
+
+def test_check_never_opens_a_fifo_nor_reads_a_huge_file(tmp_path, capsys):
+    from tf1compat import cli
+    from tf1compat.v1.check import LARGEST_SOURCE
+
+    os.mkfifo(tmp_path / "a_pipe.py")  # opening it would block until a writer comes
+    with open(tmp_path / "b_huge.py", "wb") as f:
+        f.truncate(8 << 30)  # sparse: 8 GiB
+    (tmp_path / "c_old.py").write_text("import tensorflow as tf\ntf.contrib.quantize.x()\n")
+    assert cli.main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    pipe = f"{tmp_path / 'a_pipe.py'}: cannot read: not a regular file (a FIFO, device or socket)"
+    assert out[0].startswith(pipe)
+    assert out[1] == (f"{tmp_path / 'b_huge.py'}: cannot read: {8 << 30:,} bytes, more than a "
+                      f"Python file's {LARGEST_SOURCE:,}: not read")
+    assert out[2].startswith(f"{tmp_path / 'c_old.py'}:2: tf.contrib.quantize.x: ")
+    assert out[3].endswith("2 file(s) could not be read or parsed")
+    assert cli.main(["check", str(tmp_path / "a_pipe.py")]) == 1  # named alone: not "missing"
+    assert capsys.readouterr().out.startswith(pipe)

@@ -19,6 +19,7 @@ import dataclasses
 import importlib.machinery
 import importlib.util
 import os
+import stat
 
 from tf1compat.v1.contrib_table import (
     CONTRIB,
@@ -108,10 +109,13 @@ def iter_python_files(paths):
                     d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS
                     and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
                 yield from (os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+        elif os.path.lexists(path):  # a FIFO, device or dangling link: check_file says which
+            yield os.fspath(path)
         else:
             raise FileNotFoundError(f"check: {os.fspath(path)!r} does not exist")
 
 
+LARGEST_SOURCE = 64 << 20  # bytes; a larger file is no program source check reads
 _REMOVED = "not in TensorFlow 2's tf.compat.v1 or run mode's tf.contrib ({})"
 _NOT_JUDGED = object()
 
@@ -288,6 +292,14 @@ def check_file(path):
     """The findings of one Python file, in line order. A file that cannot be read
     or is not valid Python 3 raises :class:`UnparsableFileError` saying where and why."""
     try:
+        found = os.stat(path)
+        if not stat.S_ISREG(found.st_mode):
+            raise UnparsableFileError(Unparsed(path, 0, "not a regular file (a FIFO, "
+                                                        "device or socket): not opened"))
+        if found.st_size > LARGEST_SOURCE:
+            raise UnparsableFileError(Unparsed(
+                path, 0, f"{found.st_size:,} bytes, more than a Python file's "
+                         f"{LARGEST_SOURCE:,}: not read"))
         with open(path, "rb") as f:
             source = f.read()
     except OSError as e:
