@@ -41,24 +41,21 @@ def wheel_package_dir():
     return spec.submodule_search_locations[0]
 
 
-def wheel_test_files():
-    data_dir = os.path.join(wheel_package_dir(), "data")
-    return sorted(os.path.join(data_dir, name) for name in os.listdir(data_dir)
-                  if name.endswith("_test.py"))
-
-
-@pytest.fixture(scope="module")
-def wheel_results(tmp_path_factory):
-    """``{"module.Class.test": (outcome, message)}`` for every shipped test run."""
-    workdir = tmp_path_factory.mktemp("tf_slim_wheel")
+def run_shipped_tests(workdir, subpackage, strip, timeout):
+    """Run the wheel's ``tf_slim/<subpackage>/*_test.py`` in a pytest subprocess with
+    the repair (``-p slim_repair_plugin``); ``{"module.Class.test": (outcome, message)}``
+    from its JUnit XML, ``strip`` taken off the class names."""
+    package = wheel_package_dir()
+    folder = os.path.join(package, subpackage)
+    files = sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                   if name.endswith("_test.py"))
     ini = workdir / "pytest.ini"
     ini.write_text("[pytest]\n")  # keep this repository's pytest settings out
     report = workdir / "report.xml"
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "slim_repair_plugin",
-         "-c", str(ini), f"--rootdir={os.path.dirname(wheel_package_dir())}",
-         f"--junitxml={report}", *wheel_test_files()],
-        cwd=workdir, capture_output=True, text=True, timeout=300,
+         "-c", str(ini), f"--rootdir={os.path.dirname(package)}", f"--junitxml={report}", *files],
+        cwd=workdir, capture_output=True, text=True, timeout=timeout,
         env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1",  # no .pyc in site-packages
                  PYTHONPATH=os.pathsep.join([os.path.dirname(__file__),
                                              os.environ.get("PYTHONPATH", "")])))
@@ -66,14 +63,21 @@ def wheel_results(tmp_path_factory):
         pytest.fail(f"the wheel's tests did not run:\n{completed.stdout}\n{completed.stderr}")
     results = {}
     for case in ElementTree.parse(report).iter("testcase"):
-        module = case.get("classname").removeprefix("tf_slim.data.")
         outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
                 outcome = "skipped" if child.tag == "skipped" else "failed"
                 message = child.get("message", "")
-        results[f"{module}.{case.get('name')}"] = (outcome, message)
+        results[f"{case.get('classname').removeprefix(strip)}.{case.get('name')}"] = (
+            outcome, message)
     return results
+
+
+@pytest.fixture(scope="module")
+def wheel_results(tmp_path_factory):
+    """``{"module.Class.test": (outcome, message)}`` for every shipped data test run."""
+    return run_shipped_tests(tmp_path_factory.mktemp("tf_slim_wheel"), "data",
+                             "tf_slim.data.", timeout=300)
 
 
 def outcomes(results, wanted):

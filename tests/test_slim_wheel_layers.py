@@ -8,13 +8,9 @@ resnet_v1_50 instead). What still fails is a defect of the test file itself,
 each named in :data:`TEST_FILE_DEFECTS` with the text of its error.
 """
 
-import os
-import subprocess
-import sys
-import xml.etree.ElementTree as ElementTree
 
 import pytest
-from test_slim_wheel import wheel_package_dir
+from test_slim_wheel import outcomes, run_shipped_tests
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
@@ -38,40 +34,10 @@ TEST_FILE_DEFECTS = {
 
 @pytest.fixture(scope="module")
 def wheel_results(tmp_path_factory):
-    """``{"module.Class.test": (outcome, message)}`` for every shipped test run."""
+    """``{"layers.module.Class.test": (outcome, message)}`` for every shipped test run."""
     pytest.importorskip("tf_keras")
-    package = wheel_package_dir()
-    files = sorted(os.path.join(package, "layers", name)
-                   for name in os.listdir(os.path.join(package, "layers"))
-                   if name.endswith("_test.py"))
-    workdir = tmp_path_factory.mktemp("tf_slim_wheel_layers")
-    ini = workdir / "pytest.ini"
-    ini.write_text("[pytest]\n")  # keep this repository's pytest settings out
-    report = workdir / "report.xml"
-    completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "-p", "slim_repair_plugin", "-c", str(ini),
-         f"--rootdir={os.path.dirname(package)}", f"--junitxml={report}", *files],
-        cwd=workdir, capture_output=True, text=True, timeout=1200,
-        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1",  # no .pyc in site-packages
-                 PYTHONPATH=os.pathsep.join([os.path.dirname(__file__),
-                                             os.environ.get("PYTHONPATH", "")])))
-    if not report.exists():
-        pytest.fail(f"the wheel's tests did not run:\n{completed.stdout}\n{completed.stderr}")
-    results = {}
-    for case in ElementTree.parse(report).iter("testcase"):
-        name = f"{case.get('classname').removeprefix('tf_slim.')}.{case.get('name')}"
-        outcome, message = "passed", ""
-        for child in case:
-            if child.tag in ("failure", "error", "skipped"):
-                outcome = "skipped" if child.tag == "skipped" else "failed"
-                message = child.get("message", "")
-        results[name] = (outcome, message)
-    return results
-
-
-def outcomes(results, wanted):
-    return sorted(name for name, (outcome, _) in results.items() if outcome == wanted)
+    return run_shipped_tests(tmp_path_factory.mktemp("tf_slim_wheel_layers"), "layers",
+                             "tf_slim.", timeout=1200)
 
 
 @pytest.mark.timeout(1300)  # the fixture's run included
