@@ -243,8 +243,8 @@ SLOW_PRODUCER = """
     import tensorflow as tf
 
 
-    def slow(x):  # one example every 3 s: a batch of 8 takes 24 s
-        time.sleep(3)
+    def slow(x):  # one example a minute: only a signal ends the wait for a batch of 8
+        time.sleep(60)
         return x
 
 
@@ -293,14 +293,14 @@ def _processes_running(program):
 @pytest.mark.parametrize("wait, signum, status, said", [
     ("run", signal.SIGINT, 130, "interrupted"), ("join", signal.SIGINT, 130, "interrupted"),
     ("monitored", signal.SIGTERM, 143, "terminated")])
-def test_a_signal_ends_a_blocked_wait_within_a_second(tmp_path, wait, signum, status, said):
+def test_a_signal_ends_a_blocked_wait_without_its_example(tmp_path, wait, signum, status, said):
     program = write_program(tmp_path, "slow_producer.py", SLOW_PRODUCER)
     process = subprocess.Popen([sys.executable, "-m", "tf1compat", "run", program, wait],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                cwd=tmp_path)
     try:
         assert process.stdout.readline() == "waiting\n"
-        time.sleep(1.0)  # blocked in sess.run / coord.join, inside the first 3 s example
+        time.sleep(1.0)  # blocked in sess.run / coord.join, inside the first example
         sent = time.monotonic()
         process.send_signal(signum)
         out, err = process.communicate(timeout=60)
@@ -313,7 +313,7 @@ def test_a_signal_ends_a_blocked_wait_within_a_second(tmp_path, wait, signum, st
                   if not re.match(r"[WIE]\d{4} |\t \[\[", line)]
     assert (process.returncode, out, said_by_us) == (status, "finally\n",
                                                      [f"tf1compat run: {said}"]), err
-    assert elapsed < 1.0, elapsed
+    assert elapsed < 20, elapsed  # the wait ended without the first example (60 s)
     assert _processes_running(program) == []
 
 
