@@ -5,6 +5,7 @@ here independently of ``tf1compat.cifar10``.
 """
 
 import os
+import re
 import tarfile
 
 import numpy as np
@@ -100,6 +101,19 @@ def test_make_synthetic_layout_is_seeded_and_has_the_real_names(tmp_path):
         member = tar.extractfile("cifar-10-batches-bin/data_batch_1.bin").read()
     with open(os.path.join(folder, "data_batch_1.bin"), "rb") as f:
         assert f.read() == member
+
+
+@pytest.mark.parametrize("counts, message", [
+    ((4, 2), "num_train must be an integer >= 5 (one image for each of its 5 batch file(s)), "
+             "got 4"),
+    ((10, 0), "num_test must be an integer >= 1 (one image for each of its 1 batch file(s)), "
+              "got 0"),
+    ((10.0, 2), "num_train must be an integer >= 5"),
+])
+def test_make_synthetic_refuses_counts_that_leave_a_batch_file_empty(tmp_path, counts, message):
+    with pytest.raises((PipelineConfigError, TypeError), match=re.escape(message)):
+        cifar10.make_synthetic(tmp_path / "src", *counts)
+    assert not (tmp_path / "src").exists()     # nothing half-written
 
 
 def test_truncated_batch_file_names_file_and_size(source):

@@ -3,6 +3,7 @@ plus its readers, arguments and the `tf1compat compare` command."""
 
 import gzip
 import os
+import re
 
 import pytest
 from slim_data import get_split_factory, legacy_items, make_examples, write_slim_files
@@ -286,12 +287,21 @@ def test_cli_compare_different(split_module, capsys):
     (["--dataset", "no_colon"], "is not MODULE:FUNCTION"),
     (["--dataset", "no_such_module_xyz:get_split"], "cannot import 'no_such_module_xyz'"),
     (["--dataset", "tf1compat.cifar10:no_such_function"], "has no function 'no_such_function'"),
+    (["--dataset", "tf1compat.cifar10:get_splt"], "has no function 'get_splt'; did you mean "
+                                                   "get_split?"),
     (["--items", "image,lable"], "unknown item 'lable'; valid items: ['image', 'label']"),
 ])
 def test_cli_compare_usage_errors(split_module, capsys, arguments, message):
     arguments = ["--dataset", f"{split_module}:get_split", *arguments]
     assert cli.main(["compare", *arguments]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_an_unknown_function_of_a_big_module_is_said_in_one_short_line(capsys):
+    assert cli.main(["compare", "--pipeline", "os:zzz"]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"tf1compat compare: error: pipeline 'os:zzz': module os has no function "
+                        r"'zzz'; its functions: \w+(, \w+){7} and \d+ more\n", err), err
 
 
 def test_cli_compare_requires_dataset(capsys):

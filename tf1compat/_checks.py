@@ -20,9 +20,10 @@ import os
 
 from tf1compat.errors import ArgumentTypeError, PipelineConfigError
 
-__all__ = ["check_positive_int", "check_non_negative_int", "check_index", "check_num_epochs",
-           "check_queue_capacity", "check_fraction", "check_seed", "check_seconds",
-           "check_tolerance", "check_choice", "check_flag", "check_callable", "check_path"]
+__all__ = ["check_positive_int", "check_non_negative_int", "check_int_at_least", "check_index",
+           "check_num_epochs", "check_queue_capacity", "check_fraction", "check_seed",
+           "check_seconds", "check_tolerance", "check_choice", "check_flag", "check_callable",
+           "check_path"]
 
 
 def _message(api, argument, expected, value):
@@ -73,6 +74,15 @@ def check_non_negative_int(api, argument, value, *, allow_none=False, allow_floa
     expected = _or_none("a non-negative integer", allow_none)
     number = _integer(api, argument, value, expected, allow_float)
     if number < 0:
+        raise _wrong_value(api, argument, expected, value)
+    return number
+
+
+def check_int_at_least(api, argument, value, minimum, why):
+    """``value`` as an int >= ``minimum``; ``why`` says what the minimum is for."""
+    expected = f"an integer >= {minimum} ({why})"
+    number = _integer(api, argument, value, expected, False)
+    if number < minimum:
         raise _wrong_value(api, argument, expected, value)
     return number
 

@@ -13,7 +13,7 @@ import tarfile
 
 import numpy as np
 
-from tf1compat._checks import check_choice
+from tf1compat._checks import check_choice, check_int_at_least
 from tf1compat.errors import CifarFormatError
 from tf1compat.records import _fs
 
@@ -151,7 +151,8 @@ def read_batch_file(path, label_bytes=1):
 def _records_bytes(images, labels):
     """The binary records of HWC images and their label columns."""
     planes = images.transpose(0, 3, 1, 2).reshape(len(images), _IMAGE_BYTES)
-    return np.concatenate([labels.reshape(len(images), -1).astype(np.uint8), planes],
+    label_columns = 1 if labels.ndim == 1 else labels.shape[1]
+    return np.concatenate([labels.reshape(len(images), label_columns).astype(np.uint8), planes],
                           axis=1).tobytes()
 
 
@@ -181,10 +182,14 @@ def make_synthetic(directory, num_train=500, num_test=100, seed=0, *,
     or the archive's when ``archive`` is set.
     """
     variant = _VARIANTS[check_choice(None, "dataset", dataset, sorted(_VARIANTS))]
+    totals = {split: check_int_at_least(
+        "make_synthetic", f"num_{split}", total, len(variant.splits[split]),
+        f"one image for each of its {len(variant.splits[split])} batch file(s)")
+        for split, total in (("train", num_train), ("test", num_test))}
     folder = os.path.join(directory, variant.folder)
     os.makedirs(folder, exist_ok=True)
     rng = np.random.default_rng(seed)
-    for split, total in (("train", num_train), ("test", num_test)):
+    for split, total in totals.items():
         names = variant.splits[split]
         for name, count in zip(names, np.array_split(np.arange(total), len(names)), strict=True):
             images, labels = _synthetic_split(rng, len(count), variant)

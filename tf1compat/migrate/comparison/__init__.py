@@ -15,6 +15,7 @@ failed comparison into a :class:`~tf1compat.errors.PipelineMismatchError`.
 """
 
 import array
+import difflib
 import importlib
 import itertools
 
@@ -439,10 +440,14 @@ def resolve_function(spec, argument="dataset"):
     if not callable(function):
         functions = sorted(name for name, value in vars(module).items()
                            if callable(value) and not name.startswith("_"))
+        close = difflib.get_close_matches(function_name, functions, n=3)
+        listed = (f"did you mean {', '.join(close)}?" if close
+                  else f"its functions: {', '.join(functions[:8])}"
+                  + (f" and {len(functions) - 8} more" if len(functions) > 8 else "")
+                  if functions else "it has no public functions")
         raise PipelineConfigError(
             f"{argument} {spec!r}: module {module_name} has no function "
-            f"{function_name!r}; its functions: {functions}", argument=argument,
-            expected=functions)
+            f"{function_name!r}; {listed}", argument=argument, expected=functions)
     return function
 
 
