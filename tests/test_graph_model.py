@@ -20,7 +20,7 @@ pytestmark = pytest.mark.tf
 v1 = tf.compat.v1
 
 _NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES",
-                 "NO_QUEUE_RUNNERS_NOTICE"}
+                 "NO_QUEUE_RUNNERS_NOTICE", "PARSE_KEY_KINDS", "PARSE_NUM_SPARSE"}
 
 
 def _op_type_names():
@@ -235,3 +235,44 @@ def test_stateful_ops_are_tensorflows_with_outputs_only():
     function = trace_function(graph.as_graph_def(), [shifted])
     assert function.stateful_op_types() == ["RandomUniform", "PyFunc"]
     assert trace_function(graph.as_graph_def(), [plain]).stateful_op_types() == []
+
+
+def test_parse_example_inputs_outputs_and_attributes():
+    features = {"s1": tf.io.VarLenFeature(tf.string), "s2": tf.io.VarLenFeature(tf.float32),
+                "required": tf.io.FixedLenFeature([2], tf.int64),
+                "defaulted": tf.io.FixedLenFeature([], tf.float32, default_value=1.5),
+                "padded": tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True),
+                "ragged": tf.io.RaggedFeature(tf.string)}
+    with tc.legacy_graph():
+        parsed = tf.io.parse_single_example(tf.constant(b""), features)
+        parse = parsed["s1"].values.op
+        assert parse.type == op_types.PARSE_EXAMPLE
+        counts = op_types.parse_key_counts(parse)
+        assert counts == {"sparse": 2, "dense": 3, "ragged": 1}
+        keys = {kind: [k.decode() for k in tf.get_static_value(
+            parse.inputs[op_types.PARSE_KEYS_INPUT[kind]]).tolist()]
+            for kind in op_types.PARSE_KEY_KINDS}
+        assert keys == {"sparse": ["s1", "s2"], "dense": ["defaulted", "padded", "required"],
+                        "ragged": ["ragged"]}
+        assert len(parse.inputs) == op_types.PARSE_FIRST_DEFAULT + counts["dense"]
+        assert [op_types.parse_key_is_required(parse, i) for i in range(3)] == \
+            [False, False, True]
+        assert parse.get_attr(op_types.PARSE_NUM_SPARSE) == 2
+        for kind, names in op_types.PARSE_KEY_ATTRIBUTES.items():
+            assert all(len(parse.get_attr(name)) == counts[kind] for name in names)
+        positions = op_types.parse_output_positions(counts)
+        assert sorted(p for kind in positions.values() for key in kind for p in key) == \
+            list(range(len(parse.outputs)))
+        outputs = [[parse.outputs[p] for p in key] for key in positions["sparse"]]
+        assert [(i.name, v.name, s.name) for i, v, s in outputs] == [
+            (parsed[k].indices.name, parsed[k].values.name, parsed[k].dense_shape.name)
+            for k in ("s1", "s2")]
+        assert [parse.outputs[p].name for p, in positions["dense"]] == [
+            parsed[k].name for k in keys["dense"]]
+        (values, splits), = positions["ragged"]
+        assert parse.outputs[values].dtype == tf.string
+        assert parse.outputs[splits].dtype in (tf.int32, tf.int64)
+        with v1.Session() as session:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"Feature: required "
+                               r"\(data type: int64\) is required but could not be found"):
+                session.run(parsed["defaulted"])

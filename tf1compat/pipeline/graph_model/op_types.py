@@ -72,6 +72,17 @@ BATCH_EXACT = PLUMBING | {
 # the batched graph can round differently from the per-example one (measured).
 INTEGER_BATCH_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod"})
 PARSE_EXAMPLE, DECODE_RAW = "ParseExampleV2", "DecodeRaw"
+# ParseExampleV2 (parse_example and parse_single_example): inputs serialized, names,
+# sparse_keys, dense_keys, ragged_keys, then one dense default per dense key; the
+# list attributes holding one entry per key, by kind of key; "num_sparse" counts
+# the sparse keys. Outputs: sparse indices, values and shapes (one each per sparse
+# key), dense values, ragged values, ragged row splits.
+PARSE_KEY_KINDS = ("sparse", "dense", "ragged")
+PARSE_KEYS_INPUT = {"sparse": 2, "dense": 3, "ragged": 4}
+PARSE_FIRST_DEFAULT = 5
+PARSE_KEY_ATTRIBUTES = {"sparse": ("sparse_types",), "dense": ("Tdense", "dense_shapes"),
+                        "ragged": ("ragged_value_types", "ragged_split_types")}
+PARSE_NUM_SPARSE = "num_sparse"
 # Ops that can end a pipeline with OutOfRangeError besides a closed queue: the epoch
 # counter of producers with num_epochs, py_func generators, tf.data iterators.
 ENDING = COUNT_UP_TO | PY_FUNCS | ITERATOR_OUTPUTS
@@ -118,6 +129,30 @@ def runner_queue_name(runner):
 def count_limit(counter):
     """The limit of a CountUpTo op (a producer's num_epochs)."""
     return counter.get_attr("limit")
+
+
+def parse_key_counts(parse):
+    """``{kind: number of keys}`` of a ParseExampleV2 op."""
+    return {"sparse": parse.get_attr(PARSE_NUM_SPARSE), "dense": len(parse.get_attr("Tdense")),
+            "ragged": len(parse.get_attr("ragged_value_types"))}
+
+
+def parse_output_positions(counts):
+    """``{kind: [output positions of each key]}`` of a ParseExampleV2 op with ``counts``
+    keys of each kind: ``(indices, values, shape)`` per sparse key, ``(values,)`` per
+    dense key, ``(values, row splits)`` per ragged key."""
+    sparse, dense, ragged = counts["sparse"], counts["dense"], counts["ragged"]
+    first_ragged = 3 * sparse + dense
+    return {"sparse": [(i, sparse + i, 2 * sparse + i) for i in range(sparse)],
+            "dense": [(3 * sparse + i,) for i in range(dense)],
+            "ragged": [(first_ragged + i, first_ragged + ragged + i) for i in range(ragged)]}
+
+
+def parse_key_is_required(parse, index):
+    """Whether a ParseExampleV2 op's dense key ``index`` has no default (a record without
+    it fails the parse): its default has no elements; True when that is unknown."""
+    elements = parse.inputs[PARSE_FIRST_DEFAULT + index].shape.num_elements()
+    return elements is None or elements == 0
 
 
 def queue_capacity(queue):
