@@ -2,7 +2,8 @@
 
 Everything a queue pipeline does is in its graph: :mod:`.graph_reader` reads it
 into the steps of :mod:`.plan` (producer, reader, per-example map,
-shuffle buffer, batch, ...), :mod:`.batch_then_parse` runs per-example maps on
+shuffle buffer, batch, ...), :mod:`.feature_pruning` has parse ops parse only the
+features the fetches need, :mod:`.batch_then_parse` runs per-example maps on
 whole batches where that gives the same values, and a final ``prefetch`` does
 what the queue runners' threads did: work ahead of the consumer. The plan builds
 the dataset (:func:`lower_to_tf_data`, eagerly; :func:`replace_with_tf_data`,
@@ -86,9 +87,11 @@ class Lowering:
         return f"<Lowering {self.describe()}>"
 
 
-def lower(fetches):
+def lower(fetches, prune_features=True):
     """Read the queue pipeline behind ``fetches``; returns a :class:`Lowering`.
 
+    ``prune_features``: parse ops parse only the features the fetches need
+    (:mod:`.feature_pruning`); ``False`` parses every key, as the program does.
     Raises :class:`~tf1compat.errors.LoweringError` for what cannot be lowered (also
     a SparseTensor among the fetches), ``TypeError`` when ``fetches`` are not graph
     tensors of one graph.
@@ -102,7 +105,7 @@ def lower(fetches):
     graphs = {t.graph for t in flat}
     if len(graphs) > 1:
         raise TypeError("lowering: the fetches come from more than one graph")
-    reader = GraphReader(graphs.pop())
+    reader = GraphReader(graphs.pop(), prune_features)
     function = reader.function(flat)
     source = reader.single_source(function, "the fetches", flat[0].op)
     plan = reader.mapped(source, function)

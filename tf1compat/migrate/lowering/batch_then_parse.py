@@ -21,6 +21,7 @@ Anything else keeps the per-example map. The values are the same bit for bit.
 """
 
 from tf1compat._tf import tf
+from tf1compat.migrate.lowering.feature_pruning import ParsePruning
 from tf1compat.migrate.lowering.graph_function import trace_function
 from tf1compat.migrate.lowering.plan import Batch, Map, Shuffle, Step
 from tf1compat.pipeline.graph_model import op_types
@@ -31,14 +32,13 @@ __all__ = ["vectorize", "VectorizedMap"]
 
 def _dense_outputs(parse):
     """The dense value outputs of a ParseExampleV2 op."""
-    num_sparse = parse.get_attr("num_sparse")
-    num_dense = len(parse.get_attr("Tdense"))
-    first = 3 * num_sparse
-    return parse.outputs[first:first + num_dense]
+    positions = op_types.parse_output_positions(op_types.parse_key_counts(parse))
+    return [parse.outputs[position] for position, in positions["dense"]]
 
 
-def _liftable_parse(op, inputs):
-    """A parse_single_example of a function input, fully defined dense features only."""
+def _liftable_parse(op, inputs, ops):
+    """A parse_single_example of a function input whose outputs the function's ``ops``
+    use are fully defined dense features only."""
     serialized = op.inputs[0]
     if serialized.name not in inputs or serialized.shape.rank != 0:
         return False
@@ -46,7 +46,7 @@ def _liftable_parse(op, inputs):
                for shape in op.get_attr("dense_shapes")):
         return False
     dense = {t.name for t in _dense_outputs(op)}
-    return all(t.name in dense or not t.consumers() for t in op.outputs)
+    return all(t.name in dense or not ops.intersection(t.consumers()) for t in op.outputs)
 
 
 def _plan_lifting(function):
@@ -54,9 +54,9 @@ def _plan_lifting(function):
     cannot run on batches with the same values."""
     if function.is_selection or function.stateful_op_types():
         return None
-    inputs = {t.name for t in function.inputs}
+    inputs, own = {t.name for t in function.inputs}, set(function.ops)
     parses = [op for op in function.ops
-              if op.type == op_types.PARSE_EXAMPLE and _liftable_parse(op, inputs)]
+              if op.type == op_types.PARSE_EXAMPLE and _liftable_parse(op, inputs, own)]
     batched = inputs | {t.name for op in parses for t in _dense_outputs(op)}
     decodes = [op for op in function.ops
                if op.type == op_types.DECODE_RAW and op.inputs[0].name in batched]
@@ -95,17 +95,13 @@ class VectorizedMap(Step):
         map_step = self.per_example
         values = {t.name: components[i]
                   for t, i in zip(map_step.function.inputs, map_step.positions, strict=True)}
+        prunings = map_step.function.prunings
         for op, arguments in zip(self.parses, self.parse_arguments, strict=True):
-            names, sparse_keys, dense_keys, ragged_keys, *defaults = arguments()
-            parsed = tf.raw_ops.ParseExampleV2(
-                serialized=values[op.inputs[0].name], names=names, sparse_keys=sparse_keys,
-                dense_keys=dense_keys, ragged_keys=ragged_keys, dense_defaults=defaults,
-                num_sparse=op.get_attr("num_sparse"), sparse_types=op.get_attr("sparse_types"),
-                ragged_value_types=op.get_attr("ragged_value_types"),
-                ragged_split_types=op.get_attr("ragged_split_types"),
-                dense_shapes=op.get_attr("dense_shapes"))
-            values.update(zip((t.name for t in _dense_outputs(op)), parsed.dense_values,
-                              strict=True))
+            pruning = prunings.get(op.name) or ParsePruning(op, {t.name for t in op.outputs})
+            parsed = tf.raw_ops.ParseExampleV2(serialized=values[op.inputs[0].name],
+                                               **pruning.batched_arguments(arguments()))
+            kept = [_dense_outputs(op)[i] for i in pruning.kept["dense"]]
+            values.update(zip((t.name for t in kept), parsed.dense_values, strict=True))
         return values
 
     def _rest(self, values):

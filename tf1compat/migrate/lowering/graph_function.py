@@ -16,6 +16,7 @@ other op using a stateful resource (tables, queues, readers).
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
+from tf1compat.migrate.lowering.feature_pruning import prune_parses
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import ancestors
 
@@ -61,13 +62,15 @@ def check_fetch(fetch):
         raise LoweringError(fetch.values.op.name, fetch.values.op.type, _SPARSE_REASON)
 
 
-def trace_function(graph_def, outputs, is_stop=lambda op: False):
+def trace_function(graph_def, outputs, is_stop=lambda op: False, prune_features=False):
     """The :class:`GraphFunction` computing ``outputs`` from the outputs of stop ops
     (those for which ``is_stop(op)`` is true).
 
     ``graph_def`` is the graph's ``as_graph_def()`` (made once by the caller).
     The function's ``inputs`` are the outputs of stop ops that the copied ops
     (or ``outputs`` themselves) use, ordered by op name and output index.
+    ``prune_features``: its parse ops parse only the keys it needs
+    (:mod:`~tf1compat.migrate.lowering.feature_pruning`).
     """
     ops = [op for op in ancestors(outputs, is_stop) if not is_stop(op)]
     inputs = {t for t in outputs if is_stop(t.op)}
@@ -77,7 +80,8 @@ def trace_function(graph_def, outputs, is_stop=lambda op: False):
                                          o.type not in op_types.VARIABLES, o.name)):
         _check_op(op)
     ordered = sorted(inputs, key=lambda t: (t.op.name, t.value_index))
-    return GraphFunction(graph_def, ops, ordered, list(outputs))
+    prunings = prune_parses(ops, outputs) if prune_features else {}
+    return GraphFunction(graph_def, ops, ordered, list(outputs), prunings)
 
 
 def _sub_graph_def(graph_def, names):
@@ -101,20 +105,77 @@ def _sub_graph_def(graph_def, names):
     return sub
 
 
-class GraphFunction:
-    """``outputs`` computed from ``inputs`` by copies of ``ops``; call with one value per input."""
+def _add_string_constant(graph_def, name, values):
+    """Add a constant node holding the 1-D string tensor ``values``; returns its name."""
+    taken = {node.name for node in graph_def.node}
+    unique, count = name, 0
+    while unique in taken:
+        count += 1
+        unique = f"{name}_{count}"
+    node = graph_def.node.add()
+    node.name, node.op = unique, "Const"
+    node.attr["dtype"].type = tf.string.as_datatype_enum
+    node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(values, tf.string, [len(values)]))
+    return unique
 
-    def __init__(self, graph_def, ops, inputs, outputs):
-        self.ops = ops
+
+def _prune(graph_def, prunings, computed):
+    """Rebuild the parse nodes of ``graph_def`` with the kept keys (``prunings``), point
+    their consumers at the moved outputs and drop the nodes nothing needs any more
+    (the defaults of pruned keys); returns the names of ``computed`` in it."""
+    if not prunings:
+        return list(computed)
+    moved = {}
+    for node in list(graph_def.node):
+        if node.name in prunings:
+            prunings[node.name].rebuild_node(
+                node, lambda name, values: _add_string_constant(graph_def, name, values))
+            moved.update({f"{node.name}:{old}": f"{node.name}:{new}"
+                          for old, new in prunings[node.name].output_map().items()})
+
+    def renamed(name):
+        control, name = name.startswith("^"), name.lstrip("^")
+        name = name if control or ":" in name else f"{name}:0"
+        return "^" + name if control else moved.get(name, name)
+    for node in graph_def.node:
+        inputs = [renamed(name) for name in node.input]
+        del node.input[:]
+        node.input.extend(inputs)
+    returned = [renamed(name) for name in computed]
+    nodes = {node.name: node for node in graph_def.node}
+    needed, pending = set(), [name.partition(":")[0] for name in returned]
+    while pending:
+        name = pending.pop()
+        if name in needed or name not in nodes:
+            continue
+        needed.add(name)
+        pending.extend(i.lstrip("^").partition(":")[0] for i in nodes[name].input)
+    for index in reversed(range(len(graph_def.node))):
+        if graph_def.node[index].name not in needed:
+            del graph_def.node[index]
+    return returned
+
+
+class GraphFunction:
+    """``outputs`` computed from ``inputs`` by copies of ``ops``; call with one value per input.
+
+    ``prunings``: ``{op name: ParsePruning}`` of the parse ops rebuilt with fewer keys.
+    """
+
+    def __init__(self, graph_def, ops, inputs, outputs, prunings=None):
         self.inputs = inputs
         self.outputs = outputs
+        self.prunings = prunings or {}
         names = {op.name for op in ops}
+        self._computed = [t.name for t in outputs if t.op.name in names]
         self._graph_def = _sub_graph_def(graph_def, names)
+        self._returned = _prune(self._graph_def, self.prunings, self._computed)
+        kept = {node.name for node in self._graph_def.node}
+        self.ops = [op for op in ops if op.name in kept]
         consumed = {name if ":" in name else f"{name}:0"
                     for node in self._graph_def.node for name in node.input
                     if not name.startswith("^")}
         self._mapped = [t.name for t in inputs if t.name in consumed]
-        self._computed = [t.name for t in outputs if t.op.name in names]
 
     @property
     def is_selection(self):
@@ -173,7 +234,7 @@ class GraphFunction:
             results = v1.import_graph_def(
                 self._graph_def,
                 input_map={name: tf.identity(by_name[name]) for name in self._mapped},
-                return_elements=self._computed, name="lowered")
+                return_elements=self._returned, name="lowered")
             computed = dict(zip(self._computed, results, strict=True))
         return [computed[t.name] if t.name in computed else by_name[t.name]
                 for t in self.outputs]

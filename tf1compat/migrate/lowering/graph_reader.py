@@ -69,13 +69,15 @@ def _upstream_queue(source):
 class GraphReader:
     """Turns the queue ops of one graph into plan steps (see the module docstring)."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, prune_features=True):
         self.graph_def = graph.as_graph_def()
+        self.prune_features = prune_features
         self.index = graph_index(graph)
         self.lowered_queues = set()
 
     def function(self, outputs):
-        return trace_function(self.graph_def, outputs, lambda op: op.type in _SOURCES)
+        return trace_function(self.graph_def, outputs, lambda op: op.type in _SOURCES,
+                              self.prune_features)
 
     def single_source(self, function, what, op):
         """The one reader or dequeue op ``function`` starts from."""

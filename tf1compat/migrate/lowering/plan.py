@@ -175,6 +175,7 @@ class Map(Step):
     def parts(self):
         """What the map does and how it runs, for :meth:`text`."""
         parts = [self.function.describe()]
+        parts += [pruning.describe() for pruning in self.function.prunings.values()]
         if self.threads > 1:
             parts.append(f"{self.threads} threads -> parallel")
         elif self.sequential:
