@@ -96,3 +96,18 @@ def test_the_engine_table_compares_with_n_times_the_per_worker_rate():
     table = engines.table(results, engines.QUICK)
     assert "| local, 1 worker -> disk | 100 | 1.00 | 100 | 100% |" in table
     assert "| dask, 2 workers -> S3 | 100 | 0.80 | 125 | 62% |" in table
+
+
+def test_quick_pruning_bench_writes_its_rows(tmp_path, capsys):
+    from tf1compat.benchmarks import pruning
+
+    assert cli.main(["bench", "--suite", "pruning", "--quick", "--out", str(tmp_path)]) == 0
+    table = (tmp_path / "pruning.md").read_text()
+    assert table.strip() in capsys.readouterr().out
+    assert table.startswith("`scripts/bench --suite pruning --quick` on ")
+    assert "load average" in table
+    for row in (pruning.LOWERED, pruning.EVERY_KEY, pruning.REFERENCE):
+        assert f"| {row} | " in table
+    results = json.loads((tmp_path / "pruning.json").read_text())
+    assert set(results["rounds"]) == {pruning.LOWERED, pruning.EVERY_KEY, pruning.REFERENCE}
+    assert all(len(values) == pruning.QUICK["rounds"] for values in results["rounds"].values())

@@ -34,7 +34,7 @@ def _run_demo(args):
 def _add_bench(subparsers):
     p = subparsers.add_parser(
         "bench", help="measure reading pipelines and CIFAR-10 conversion side by side")
-    p.add_argument("--suite", choices=("all", "reading", "conversion", "service"),
+    p.add_argument("--suite", choices=("all", "reading", "conversion", "service", "pruning"),
                    default="all")
     p.add_argument("--quick", action="store_true",
                    help="tiny data, one round: checks the harness, measures nothing")
@@ -45,7 +45,8 @@ def _add_bench(subparsers):
 
 def _run_bench(args):
     import importlib
-    suites = ("reading", "conversion", "service") if args.suite == "all" else (args.suite,)
+    suites = (("reading", "conversion", "service", "pruning") if args.suite == "all"
+              else (args.suite,))
     status = 0
     for suite in suites:
         module = importlib.import_module(f"tf1compat.benchmarks.{suite}")

@@ -1,0 +1,196 @@
+"""``tf1compat bench --suite pruning``: a slim program using 2 of 8 features, lowered
+(parsing only what it uses), vs the same lowering parsing every key and vs the
+hand-written tf.data port that parses every key.
+
+The records carry what image datasets carry beside the image: a 32x32x3 image
+(raw bytes, format ``raw``, as CIFAR's slim records do), its format, label,
+height, width, file name, a 512-float embedding and a variable-length list of
+object labels. The slim program declares all 8 keys, fetches the ``image`` and
+``label`` items of a ``DatasetDataProvider`` and batches them
+(``tf.train.batch(128)``); it is lowered with ``to_tf_data`` (which parses the
+3 keys the items need) and with ``prune_features=False``. The hand-written
+reference is the port a migration guide suggests: ``TFRecordDataset -> batch ->
+parse_example(every key) -> decode_raw``. All run in one process, one epoch each
+after a warm-up epoch, in interleaved rounds; the table shows median examples/s
+and the medians of the per-round ratios with their spread. Writes ``pruning.md``
+and ``pruning.json`` to ``out_dir``.
+"""
+
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+
+from tf1compat.benchmarks import write_text
+from tf1compat.benchmarks.reading import BATCH_SIZE, _synthetic_images, describe_machine
+
+FULL = {"examples": 20_000, "rounds": 5}
+QUICK = {"examples": 300, "rounds": 1}
+EMBEDDING_SIZE = 512
+IMAGE_SHAPE = [32, 32, 3]
+LOWERED = "slim program, lowered (parses 3 of 8 keys)"
+EVERY_KEY = "slim program, lowered with prune_features=False (8 keys)"
+REFERENCE = "hand-written tf.data: batch, parse_example of 8 keys, decode_raw"
+TARGET = 1.3    # the lowered row vs the hand-written one (issue 23)
+
+
+def keys_to_features():
+    """The 8 keys the program declares (call inside the graph that uses them)."""
+    from tf1compat._tf import tf
+
+    return {
+        "image/encoded": tf.io.FixedLenFeature((), tf.string, default_value=""),
+        "image/format": tf.io.FixedLenFeature((), tf.string, default_value="png"),
+        "image/class/label": tf.io.FixedLenFeature((), tf.int64, default_value=0),
+        "image/height": tf.io.FixedLenFeature((), tf.int64, default_value=0),
+        "image/width": tf.io.FixedLenFeature((), tf.int64, default_value=0),
+        "image/filename": tf.io.FixedLenFeature((), tf.string, default_value=""),
+        "image/embedding": tf.io.FixedLenFeature([EMBEDDING_SIZE], tf.float32,
+                                                 default_value=[0.0] * EMBEDDING_SIZE),
+        "image/object/class/label": tf.io.VarLenFeature(tf.int64),
+    }
+
+
+def write_records(path, count, seed=0, image_format=b"raw"):
+    """Write ``count`` Examples with the 8 features to ``path``, images encoded as
+    ``image_format`` (``png`` or ``raw``)."""
+    from tf1compat import cifar10
+    from tf1compat.records import example, tfrecord
+
+    images, labels = _synthetic_images(count, seed)
+    encoded = (cifar10.encode_png(images) if image_format == b"png"
+               else [image.tobytes() for image in images])
+    rng = np.random.default_rng(seed)
+    embeddings = rng.standard_normal((count, EMBEDDING_SIZE)).astype(np.float32)
+    tfrecord.write_records(path, (example.make_example({
+        "image/encoded": data, "image/format": image_format, "image/class/label": int(label),
+        "image/height": 32, "image/width": 32,
+        "image/filename": f"images/train/{index:08d}.png".encode(),
+        "image/embedding": embedding,
+        "image/object/class/label": rng.integers(0, 10, 1 + index % 4)})
+        for index, (data, label, embedding) in enumerate(
+            zip(encoded, labels, embeddings, strict=True))))
+
+
+def slim_dataset(data_sources, num_samples=None):
+    """The slim Dataset declaring the 8 keys, with ``image`` and ``label`` items."""
+    from tf1compat._tf import tf
+    from tf1compat.slim import dataset, tfexample_decoder
+
+    items_to_handlers = {"image": tfexample_decoder.Image(shape=IMAGE_SHAPE),
+                         "label": tfexample_decoder.Tensor("image/class/label")}
+    return dataset.Dataset(
+        data_sources=data_sources, reader=tf.compat.v1.TFRecordReader,
+        decoder=tfexample_decoder.TFExampleDecoder(keys_to_features(), items_to_handlers),
+        num_samples=num_samples, items_to_descriptions={})
+
+
+def slim_batches(data_sources, batch_size, num_epochs=1):
+    """The program's fetches: ``(images, labels)`` batches of a DatasetDataProvider
+    (call inside a ``legacy_graph()``)."""
+    import tf1compat as tc
+    from tf1compat.slim import dataset_data_provider
+
+    provider = dataset_data_provider.DatasetDataProvider(
+        slim_dataset(data_sources), num_readers=1, shuffle=False, num_epochs=num_epochs)
+    image, label = provider.get(["image", "label"])
+    return tc.batch([image, label], batch_size, allow_smaller_final_batch=True)
+
+
+def _lowered(path, prune_features):
+    import tf1compat as tc
+    from tf1compat.migrate.lowering import lower
+
+    with tc.legacy_graph():
+        fetches = slim_batches([path], BATCH_SIZE)
+    return lower(fetches, prune_features).to_tf_data()
+
+
+def _hand_written(path):
+    from tf1compat._tf import tf
+
+    features = keys_to_features()
+
+    def decode(parsed):
+        images = tf.io.decode_raw(parsed["image/encoded"], tf.uint8)
+        return tf.reshape(images, [-1, *IMAGE_SHAPE]), parsed["image/class/label"]
+    return (tf.data.TFRecordDataset([path]).batch(BATCH_SIZE)
+            .map(lambda records: decode(tf.io.parse_example(records, features)),
+                 num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE))
+
+
+def _epoch(dataset):
+    """``(examples, seconds)`` of one epoch delivered to Python as numpy arrays."""
+    examples, start = 0, time.perf_counter()
+    for images, _ in dataset.as_numpy_iterator():
+        examples += len(images)
+    return examples, time.perf_counter() - start
+
+
+def measure(path, rounds, log):
+    """``{row: [examples/s per round]}``, the rows interleaved, each after a warm-up epoch."""
+    datasets = {LOWERED: _lowered(path, True), EVERY_KEY: _lowered(path, False),
+                REFERENCE: _hand_written(path)}
+    for dataset in datasets.values():
+        _epoch(dataset)
+    results = {row: [] for row in datasets}
+    for round_index in range(rounds):
+        for row, dataset in datasets.items():
+            examples, seconds = _epoch(dataset)
+            results[row].append(examples / seconds)
+            log(f"round {round_index + 1}/{rounds}  {row:66s} {results[row][-1]:10,.0f} ex/s")
+    return results
+
+
+def _ratios(results, row, reference):
+    return [a / b for a, b in zip(results[row], results[reference], strict=True)]
+
+
+def _shown(ratios):
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
+def _table(results):
+    """The markdown table and ``{reference row: ratios of the lowered row}``."""
+    ratios = {reference: _ratios(results, LOWERED, reference)
+              for reference in (REFERENCE, EVERY_KEY)}
+    lines = ["| pipeline | examples/s (median) | vs hand-written (median ratio, spread) "
+             "| vs lowered without pruning |", "|---|---:|---:|---:|"]
+    for row, values in results.items():
+        against = [_shown(_ratios(results, row, reference)) if row != reference else "1.00x"
+                   for reference in (REFERENCE, EVERY_KEY)]
+        lines.append(f"| {row} | {statistics.median(values):,.0f} | {' | '.join(against)} |")
+    return "\n".join(lines), ratios
+
+
+def run(quick=False, out_dir="bench-results"):
+    """Build the data, measure both rows, print and write the table; returns 0."""
+    settings = QUICK if quick else FULL
+    data_dir = os.path.join(out_dir, "data")
+    os.makedirs(data_dir, exist_ok=True)
+    path = os.path.join(data_dir, f"pruning-{settings['examples']}.tfrecord")
+    if not os.path.exists(path):
+        write_records(path, settings["examples"])
+    print(f"pruning: data in {path} (built once, not timed)", flush=True)
+    load_before = os.getloadavg()[0]
+    results = measure(path, settings["rounds"], lambda line: print(line, flush=True))
+    load_after = os.getloadavg()[0]
+    table, ratios = _table(results)
+    machine = (f"`scripts/bench --suite pruning{' --quick' if quick else ''}` on "
+               f"{describe_machine()}; load average (1 minute, every job on the machine) "
+               f"{load_before:.1f} before and {load_after:.1f} after the run; "
+               f"{settings['examples']:,} examples, batch {BATCH_SIZE}, "
+               f"{settings['rounds']} rounds; issue 23's target: lowered >= {TARGET}x "
+               "the hand-written port.")
+    report = "\n".join([machine, "", table])
+    print("\n" + report)
+    write_text(os.path.join(out_dir, "pruning.md"), report + "\n")
+    write_text(os.path.join(out_dir, "pruning.json"), json.dumps(
+        {"settings": settings, "batch_size": BATCH_SIZE, "machine": describe_machine(),
+         "load_average": {"before": load_before, "after": load_after},
+         "rounds": results, "ratios": ratios}, indent=2))
+    print(f"pruning: wrote pruning.md, pruning.json to {out_dir}")
+    return 0
