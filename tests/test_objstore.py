@@ -1,7 +1,7 @@
 """Conversion into object stores, against a real S3-compatible server (moto in server
 mode, a process on 127.0.0.1 started here): the bytes written on disk, all or nothing
 (staging under a hidden prefix, a journal, a manifest written last), resumed after a
-kill, and the reading tools on URLs."""
+kill, and the reading tools on URLs, which take only what the manifest lists."""
 
 import itertools
 import json
@@ -18,7 +18,9 @@ from servers import s3_filesystem
 
 from tf1compat import cifar10, cli, convert, imagefolder
 from tf1compat.cifar10._convert import encode_png
+from tf1compat.errors import IncompleteOutputError
 from tf1compat.records import tfrecord
+from tf1compat.records.committed import committed_files
 from tf1compat.records.example import make_example
 
 pytestmark = pytest.mark.timeout(180)
@@ -122,7 +124,7 @@ convert.write_sharded(range(3000), sys.argv[1], 3, workers=0, encode=encode)
 @pytest.mark.slow
 @pytest.mark.parametrize("when", ["writing", "commit"])
 def test_a_killed_run_leaves_no_complete_looking_set_and_is_resumed(s3, bucket, tmp_path,
-                                                                    when):
+                                                                    when, capsys):
     url = f"s3://{bucket}/k/train.tfrecord"
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(KILLED_RUN))
@@ -139,6 +141,17 @@ def test_a_killed_run_leaves_no_complete_looking_set_and_is_resumed(s3, bucket, 
         assert staged and all("/.tf1compat-staging-" in path for path in staged)
     else:
         assert len(final) == 1              # one of three: no manifest says it is complete
+        names = [f"train-0000{i}-of-00003.tfrecord" for i in range(3)]
+        with pytest.raises(IncompleteOutputError) as e:
+            committed_files(f"s3://{bucket}/k/train-*")
+        assert str(e.value).startswith(f"s3://{bucket}/k: a tf1compat conversion into this "
+                                       "folder is under way or was cut short")
+        assert e.value.missing == names[1:] and str(e.value).endswith(
+            f"not in place yet: {names[1]}, {names[2]}: run the conversion again to finish it")
+        with pytest.raises(IncompleteOutputError, match="under way or was cut short"):
+            list(tfrecord.iter_records(f"s3://{final[0]}"))
+        assert cli.main(["verify", f"s3://{bucket}/k/train-*"]) == 2
+        assert "run the conversion again" in capsys.readouterr().err
 
     convert.write_sharded(range(3000), tmp_path / "train.tfrecord", 3, workers=0,
                           encode=encode)
@@ -147,6 +160,47 @@ def test_a_killed_run_leaves_no_complete_looking_set_and_is_resumed(s3, bucket, 
     assert sorted(json.loads(stored.pop(MANIFEST))["files"]) == sorted(stored)
     assert stored == {name: data for name, data in files_of(tmp_path).items()
                       if name.endswith(".tfrecord")}
+    urls = committed_files(f"s3://{bucket}/k/train-*")
+    assert [b"".join(tfrecord.iter_records(u)) for u in urls] == [
+        b"".join(tfrecord.iter_records(tmp_path / u.rsplit("/", 1)[1])) for u in urls]
+
+
+def test_readers_take_only_the_files_the_manifest_lists(s3, bucket, capsys):
+    folder = f"s3://{bucket}/m"
+    train = convert.write_sharded(range(30), f"{folder}/train.tfrecord", 3, workers=0,
+                                  encode=encode)
+    valid = convert.write_sharded(range(10), f"{folder}/valid.tfrecord", 2, workers=0,
+                                  encode=encode)
+    # the second conversion's manifest keeps the first one's files
+    assert committed_files(f"{folder}/train-*") == train
+    assert committed_files(folder) == train + valid
+    data = s3.cat_file(train[1])
+
+    s3.rm(train[1])                              # a shard gone (as while a commit copies)
+    with pytest.raises(IncompleteOutputError) as e:
+        committed_files(f"{folder}/train-*")
+    assert str(e.value) == (
+        f"{folder}: the files do not match the manifest {MANIFEST} of the last tf1compat "
+        "conversion into this folder (missing train-00001-of-00003.tfrecord): a conversion "
+        "may be under way, or the folder was changed since; run the conversion again")
+    assert e.value.missing == ["train-00001-of-00003.tfrecord"] and e.value.extra == []
+    with pytest.raises(IncompleteOutputError, match=r"\(missing train-00001-of-00003"):
+        committed_files(folder)
+    assert cli.main(["verify", f"{folder}/train-*"]) == 2
+    assert "(missing train-00001-of-00003.tfrecord)" in capsys.readouterr().err
+    assert tfrecord.count_records(train[0]) == 10    # a listed file alone still reads
+
+    s3.pipe_file(train[1], data[:-1])            # back, but not the size listed
+    s3.pipe_file(f"{bucket}/m/train-extra.tfrecord", data)   # one no commit wrote
+    with pytest.raises(IncompleteOutputError) as e:
+        committed_files(f"{folder}/train-*")
+    assert e.value.extra == ["train-00001-of-00003.tfrecord", "train-extra.tfrecord"]
+    assert (f"(not listed train-extra.tfrecord; another size than listed: "
+            f"train-00001-of-00003.tfrecord ({len(data) - 1:,} bytes, listed {len(data):,}))"
+            in str(e.value))
+    with pytest.raises(IncompleteOutputError, match="another size than listed"):
+        tfrecord.verify(train[1])
+    assert committed_files(f"{folder}/valid-*") == valid     # the other set is whole
 
 
 def test_a_live_conversion_into_the_prefix_is_named(s3, bucket):
@@ -191,6 +245,36 @@ def test_without_the_extra_the_error_names_it(tmp_path):
                          text=True, timeout=60)
     assert run.returncode == 2, run.stderr
     assert run.stderr.count("\n") == 1 and "pip install 'tf1compat[s3]'" in run.stderr
+
+
+def test_gs_urls_without_gcsfs_name_the_gcs_extra(tmp_path):
+    """gs:// cannot be reached here (no network): what is tested is the extra and the
+    error naming it when gcsfs is missing (blocked in the child, installed or not)."""
+    import configparser
+    extras = configparser.ConfigParser()
+    extras.read(os.path.join(os.path.dirname(__file__), "..", "setup.cfg"))
+    assert "gcsfs" in extras["options.extras_require"]["gcs"]
+    code = ("import sys; sys.modules['gcsfs'] = None\n"
+            "from tf1compat import cli, tfrecord\n"
+            "try:\n"
+            "    tfrecord.committed_files('gs://b/flowers/flowers_train_*.tfrecord')\n"
+            "except ModuleNotFoundError as e:\n"
+            "    print(e)\n"
+            "for arguments in (['verify', 'gs://b/flowers/*.tfrecord'],\n"
+            "                  ['convert-cifar10', sys.argv[1], 'gs://b/c', '--quiet']):\n"
+            "    print(cli.main(arguments))")
+    source = cifar10.make_synthetic(tmp_path, 10, 10, seed=1)
+    run = subprocess.run([sys.executable, "-c", code, str(source)], capture_output=True,
+                         text=True, timeout=60)
+    hint = "gs:// needs its filesystem: pip install 'tf1compat[gcs]'"
+    assert run.stdout.splitlines() == [
+        f"gs://b/flowers/flowers_train_*.tfrecord: {hint} (Please install gcsfs to access "
+        "Google Storage)", "2", "2"], run.stderr
+    assert run.stderr.splitlines() == [
+        f"tf1compat verify: error: gs://b/flowers/*.tfrecord: {hint} (Please install gcsfs "
+        "to access Google Storage)",
+        f"tf1compat convert-cifar10: error: gs://b/c: {hint} (Please install gcsfs to access "
+        "Google Storage)"]
 
 
 def test_local_paths_import_no_fsspec(tmp_path):

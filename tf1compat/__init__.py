@@ -15,6 +15,7 @@ from tf1compat.errors import (
     DataServiceError,
     DatasetFormatError,
     ImageFormatError,
+    IncompleteOutputError,
     LoweringError,
     PipelineConfigError,
     PipelineMismatchError,
@@ -57,8 +58,8 @@ _MODULES = ("tfrecord", "example", "imagefolder", "testing", "errors", "records"
 
 __all__ = sorted([
     "__version__", "CifarFormatError", "CorruptRecordError", "DatasetFormatError",
-    "DataServiceError", "ImageFormatError", "LoweringError", "PipelineConfigError",
-    "PipelineMismatchError",
+    "DataServiceError", "ImageFormatError", "IncompleteOutputError", "LoweringError",
+    "PipelineConfigError", "PipelineMismatchError",
     "QueueRunnersNotStartedError", "Tf1CompatError", "UnknownItemError", "UnsupportedTF1Error",
     *_LAZY_NAMES, *_MODULES,
 ])

@@ -66,12 +66,11 @@ def _expand_files(command, patterns):
     it) when one matches nothing or names a directory. Dangling symbolic links stay in
     (reading them reports them); what a glob matches that is not a file (a directory,
     a FIFO that would block until written to) is left out with a note. A path named as
-    it is, e.g. a FIFO, is read whatever it is."""
-    import glob
-    import stat
-
-    from tf1compat.errors import display_path
+    it is, e.g. a FIFO, is read whatever it is. The files of a conversion whose commit
+    is unfinished, or that its manifest does not list, are refused (None)."""
+    from tf1compat.errors import IncompleteOutputError, display_path
     from tf1compat.records import _fs
+    from tf1compat.records.committed import check_committed
     paths = []
     for pattern in patterns:
         if _fs.is_url(pattern):         # an object store: its objects, no FIFOs
@@ -79,31 +78,46 @@ def _expand_files(command, patterns):
             if not matches:
                 print(f"{command}: error: no object matches {pattern!r}", file=sys.stderr)
                 return None
-            paths.extend(matches)
-            continue
-        if os.path.isdir(pattern):
+        elif os.path.isdir(pattern):
             shown = display_path(pattern)
             print(f"{command}: error: {shown} is a directory; name the files in it, e.g. "
                   f"'{os.path.join(shown, '*.tfrecord')}'", file=sys.stderr)
             return None
-        if os.path.lexists(pattern):
-            paths.append(pattern)
-            continue
-        matches = []
-        for match in sorted(glob.glob(pattern)):
-            mode = os.stat(match).st_mode if os.path.exists(match) else stat.S_IFREG
-            if stat.S_ISREG(mode):
-                matches.append(match)
-            elif stat.S_ISDIR(mode):
-                print(f"{command}: skipping directory {display_path(match)}", file=sys.stderr)
-            else:
-                print(f"{command}: skipping {display_path(match)}: not a regular file (a "
-                      "FIFO?); name it without a pattern to read it", file=sys.stderr)
-        if not matches:
-            print(f"{command}: error: no file matches {pattern!r}", file=sys.stderr)
+        elif os.path.lexists(pattern):
+            matches = [pattern]
+        else:
+            matches = _local_matches(command, pattern)
+            if matches is None:
+                return None
+        try:    # a partial set of a conversion's shards is refused, not read
+            check_committed(matches, pattern if matches != [pattern] else None)
+        except IncompleteOutputError as e:
+            print(f"{command}: error: {e}", file=sys.stderr)
             return None
         paths.extend(matches)
     return list(dict.fromkeys(paths))
+
+
+def _local_matches(command, pattern):
+    """The regular files the glob ``pattern`` matches; None (after an error) if none."""
+    import glob
+    import stat
+
+    from tf1compat.errors import display_path
+    matches = []
+    for match in sorted(glob.glob(pattern)):
+        mode = os.stat(match).st_mode if os.path.exists(match) else stat.S_IFREG
+        if stat.S_ISREG(mode):
+            matches.append(match)
+        elif stat.S_ISDIR(mode):
+            print(f"{command}: skipping directory {display_path(match)}", file=sys.stderr)
+        else:
+            print(f"{command}: skipping {display_path(match)}: not a regular file (a "
+                  "FIFO?); name it without a pattern to read it", file=sys.stderr)
+    if not matches:
+        print(f"{command}: error: no file matches {pattern!r}", file=sys.stderr)
+        return None
+    return matches
 
 
 def _report_unreadable(command, path, error):

@@ -105,6 +105,23 @@ class ImageFormatError(DatasetFormatError):
     not an image, or a format slim's ``Image`` handler cannot decode)."""
 
 
+class IncompleteOutputError(DatasetFormatError):
+    """Files read from a conversion's output folder are not its complete committed set:
+    a conversion into the folder is under way or was cut short, or the files differ
+    from the folder's manifest.
+
+    Attributes: ``path`` (the folder), ``missing`` (names the commit has and the
+    files read lack), ``extra`` (names read that the manifest does not list, or with
+    another size).
+    """
+
+    def __init__(self, message, *, path, missing=(), extra=()):
+        super().__init__(message, path=path,
+                         expected="the files of the folder's last finished conversion")
+        self.missing = list(missing)
+        self.extra = list(extra)
+
+
 class UnknownItemError(Tf1CompatError, ValueError):
     """An item name is not provided by a decoder, provider or dataset.
 

@@ -1,5 +1,6 @@
 """TFRecord files without TensorFlow: read (verifying CRCs), verify, write (bytes
-identical to ``tf.io.TFRecordWriter``), detect compression and write sharded outputs.
+identical to ``tf.io.TFRecordWriter``), detect compression, write sharded outputs and
+choose the complete files of a conversion's output (:func:`committed_files`).
 
 The record layer (:mod:`tf1compat.records.tfrecord`) keeps them, the conversion wing
 the sharded writing (:mod:`tf1compat.convert.sharded`); Examples inside the records
@@ -7,6 +8,7 @@ are :mod:`tf1compat.example`.
 """
 
 from tf1compat.convert.sharded import shard_paths, write_sharded
+from tf1compat.records.committed import committed_files
 from tf1compat.records.tfrecord import (
     COMPRESSION_TYPES,
     RecordIterator,
@@ -22,5 +24,5 @@ from tf1compat.records.tfrecord import (
 )
 
 __all__ = ["COMPRESSION_TYPES", "RecordIterator", "TFRecordWriter", "VerifyReport",
-           "count_records", "crc32c", "detect_compression", "iter_records", "masked_crc32c",
-           "shard_paths", "verify", "write_records", "write_sharded"]
+           "committed_files", "count_records", "crc32c", "detect_compression", "iter_records",
+           "masked_crc32c", "shard_paths", "verify", "write_records", "write_sharded"]

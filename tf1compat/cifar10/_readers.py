@@ -18,6 +18,7 @@ from tf1compat.cifar10._format import (
 )
 from tf1compat.convert.labels import read_labels_file
 from tf1compat.errors import CifarFormatError, PipelineConfigError
+from tf1compat.records.committed import check_committed
 from tf1compat.records.tfrecord import count_records
 
 # The canonical sizes of slim's splits; get_split's num_samples counts the files.
@@ -43,12 +44,15 @@ def _split_files(split_name, dataset_dir, file_pattern):
             raise PipelineConfigError(f"file_pattern {pattern!r} matches no file",
                                       argument="file_pattern", path=pattern,
                                       expected="a pattern matching the split's TFRecords")
+        check_committed(files, pattern)
         return files
     candidates = [name % split_name for variant in _VARIANTS.values() for name in (
         f"{variant.name}_%s.tfrecord", f"{variant.name}_%s-*-of-*.tfrecord")]
     for name in candidates:
-        files = sorted(glob.glob(os.path.join(glob.escape(dataset_dir), name)))
+        pattern = os.path.join(glob.escape(dataset_dir), name)
+        files = sorted(glob.glob(pattern))
         if files:
+            check_committed(files, pattern)
             return files
     raise PipelineConfigError(
         f"{dataset_dir}: no {' or '.join(candidates)}; convert the binary data first "
@@ -61,12 +65,13 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
 
     Reads ``cifar10_<split>.tfrecord`` or its shards (or the files matching
     ``file_pattern``, where ``%s`` is replaced by the split name) in
-    ``dataset_dir``. Items: ``image`` (uint8 [32, 32, 3], PNG or raw records)
-    and ``label`` (int64), plus ``coarse_label`` for CIFAR-100. ``num_samples``
-    is the number of records actually in the files (so it is right for small or
-    partial data; the full dataset gives ``SPLITS_TO_SIZES``). ``labels_to_names``
-    comes from ``labels.txt`` when present. ``reader`` defaults to
-    :class:`tf1compat.TFRecordReader`.
+    ``dataset_dir`` (refused with :class:`~tf1compat.errors.IncompleteOutputError`
+    while a conversion into it is under way or was cut short). Items: ``image``
+    (uint8 [32, 32, 3], PNG or raw records) and ``label`` (int64), plus
+    ``coarse_label`` for CIFAR-100. ``num_samples`` is the number of records actually
+    in the files (so it is right for small or partial data; the full dataset gives
+    ``SPLITS_TO_SIZES``). ``labels_to_names`` comes from ``labels.txt`` when present.
+    ``reader`` defaults to :class:`tf1compat.TFRecordReader`.
     """
     from tf1compat._tf import tf
     from tf1compat.pipeline import queues

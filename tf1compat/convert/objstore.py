@@ -10,12 +10,14 @@ has no rename and no lock: the counterpart of :mod:`.staging` for output URLs.
   journal ``.commit.json`` (what to copy, what stale outputs to remove), which decides
   the commit; then removes the manifest ``OUTPUT/.tf1compat-manifest.json`` of the
   previous commit, copies each staged object to its final name and deletes it, removes
-  the stale outputs, and writes the new manifest (the final names and sizes) last.
+  the stale outputs, and writes the new manifest last: the folder's committed files and
+  their sizes (this commit's, and the earlier commits' it did not replace).
   Every step can be repeated, so a run killed after the journal is finished by the
   next conversion into ``OUTPUT``; one killed before it left only staged objects.
 - A prefix of final names appears one object at a time: between the first copy and
-  the manifest a glob can see some shards of the new set. ``tf1compat``'s readers of a
-  URL folder and yours should check that the manifest lists what they read.
+  the manifest a glob can see some shards of the new set. ``tf1compat``'s readers
+  check the journal and the manifest (:mod:`tf1compat.records.committed`), and
+  ``tfrecord.committed_files`` does it for yours.
 - Liveness without locks: a run's ``.owner.json`` holds a lease it renews every
   ``_LEASE_SECONDS / 3`` seconds; staging whose lease ran out, or whose owner was a
   process of this machine that is gone, belongs to a dead run (resumed by a run of the
@@ -36,8 +38,8 @@ import time
 from tf1compat.convert.plan import write_json
 from tf1compat.convert.staging import _JOURNAL, _OWNER, _WAIT_SECONDS, STAGING_PREFIX, Staging
 from tf1compat.records import _fs
+from tf1compat.records.committed import MANIFEST
 
-MANIFEST = ".tf1compat-manifest.json"
 _LEASE_SECONDS = 30.0
 _CHUNK = 1 << 20
 
@@ -220,9 +222,12 @@ class ObjectStaging(Staging):
         self.fs.invalidate_cache()
         found = {path.rsplit("/", 1)[-1] for pattern in stale
                  for path in self.fs.glob(f"{self._base}/{pattern}")}
+        earlier = (read_manifest(self.output_dir) or {}).get("files", {})
+        files = {**{name: size for name, size in earlier.items() if name not in found},
+                 **sizes}     # the folder's committed files: other conversions' stay listed
         self._stop_renewing()
         write_json(f"{self.path}/{_JOURNAL}", {
-            "move": moves, "remove": sorted(found - set(moves)), "files": sizes,
+            "move": moves, "remove": sorted(found - set(moves)), "files": files,
             "plan": self.key})
         _roll_forward(self.fs, self._own, self._base)
 

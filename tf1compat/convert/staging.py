@@ -29,11 +29,11 @@ from tf1compat.convert.local import LocalRunner
 from tf1compat.convert.plan import read_result, write_json
 from tf1compat.records._files import atomic_output
 from tf1compat.records._progress import progress_bar
+from tf1compat.records.committed import JOURNAL as _JOURNAL
+from tf1compat.records.committed import MANIFEST, STAGING_PREFIX
 
-STAGING_PREFIX = ".tf1compat-staging-"
 _LOCK = ".lock"
 _OWNER = ".owner.json"
-_JOURNAL = ".commit.json"
 _CHUNK = 1 << 20
 _WAIT_SECONDS = 0.5         # wait=True: how often the output folder is looked at again
 
@@ -56,6 +56,8 @@ def _roll_forward(staging):
         with open(journal) as f:
             commit = json.load(f)
         output_dir = os.path.dirname(staging)
+        with contextlib.suppress(FileNotFoundError):    # a copied object store's, now stale
+            os.remove(os.path.join(output_dir, MANIFEST))
         for name in commit["move"]:
             with contextlib.suppress(FileNotFoundError):  # moved before the crash
                 os.replace(os.path.join(staging, name), os.path.join(output_dir, name))

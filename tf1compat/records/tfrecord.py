@@ -34,6 +34,7 @@ from tf1compat.errors import CorruptRecordError, NotATFRecordFileError, display_
 from tf1compat.records import _fs
 from tf1compat.records._files import lock_while_open, name_path, remove_unless_locked
 from tf1compat.records._progress import progress_bar
+from tf1compat.records.committed import check_committed
 
 COMPRESSION_TYPES = ("", "GZIP", "ZLIB")
 AUTO = "AUTO"  # reading only: detect per file from its first bytes
@@ -455,7 +456,13 @@ def iter_records(path, verify=True, compression=None, on_error="raise"):
     data CRC mismatch at the next record, after a length CRC mismatch at the next
     header whose CRC checks (record indices after that count the records found);
     truncation ends the file. Returns a :class:`RecordIterator`.
+
+    A file in a folder where a tf1compat conversion is under way or was cut short, or
+    one its manifest does not list as it is, raises
+    :class:`~tf1compat.errors.IncompleteOutputError` (see
+    :func:`~tf1compat.records.committed.committed_files` for a set of files).
     """
+    check_committed([check_path("iter_records", "path", path)])
     return RecordIterator(path, verify=verify, compression=compression, on_error=on_error)
 
 
@@ -493,8 +500,10 @@ def verify(path, compression=None):
 
     ``size_bytes`` is the file's size, or for a stream (FIFO, /proc file) the bytes
     read from it. A check that takes more than a second shows a progress bar on a
-    terminal (never in a pipe or CI)."""
+    terminal (never in a pipe or CI). A file of an unfinished conversion raises
+    :class:`~tf1compat.errors.IncompleteOutputError`, as :func:`iter_records`."""
     path = check_path("verify", "path", path)
+    check_committed([path])
     size = _fs.size(path)
     with progress_bar(total=size or None, desc=display_path(os.path.basename(path)), unit="B",
                       unit_scale=True, unit_divisor=1024, leave=False, delay=1.0,

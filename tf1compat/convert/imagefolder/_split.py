@@ -7,6 +7,7 @@ import os
 from tf1compat.convert.imagefolder._convert import SPLITS
 from tf1compat.convert.labels import read_labels_file
 from tf1compat.errors import PipelineConfigError
+from tf1compat.records.committed import check_committed
 from tf1compat.records.tfrecord import count_records
 
 _ITEMS_TO_DESCRIPTIONS = {
@@ -25,7 +26,9 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
 
     Reads the files matching ``file_pattern % split_name`` in ``dataset_dir``
     (``file_pattern`` as slim's, e.g. ``"flowers_%s_*.tfrecord"``; default: the
-    converter's ``NAME_<split>_*-of-*.tfrecord`` of the one NAME in the folder).
+    converter's ``NAME_<split>_*-of-*.tfrecord`` of the one NAME in the folder; refused
+    with :class:`~tf1compat.errors.IncompleteOutputError` while a conversion into it is
+    under way or was cut short).
     Items: ``image`` (uint8 ``[height, width, 3]``, JPEG, PNG or BMP decoded by slim's
     ``Image`` handler), ``label`` (int64) and ``filename``. ``num_samples`` counts the
     records; ``labels_to_names`` and ``num_classes`` come from ``labels.txt``.
@@ -87,4 +90,5 @@ def _split_files(split_name, dataset_dir, file_pattern):
             f"{dataset_dir} holds the {split_name} shards of {names}; choose one with "
             f"file_pattern, e.g. '{names[0]}_%s_*.tfrecord'", argument="file_pattern",
             path=dataset_dir, expected=[f"{name}_%s_*.tfrecord" for name in names])
+    check_committed(files, pattern)
     return files
