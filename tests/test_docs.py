@@ -32,6 +32,7 @@ NOT_RUN = {
     ("README.md", "scripts/demo"),
     ("docs/benchmarks.md", "scripts/bench --suite reading"),
     ("docs/benchmarks.md", "scripts/bench --suite conversion"),
+    ("docs/benchmarks.md", "scripts/bench --suite pruning"),
     ("docs/data-service.md", "scripts/bench --suite service"),
 }
 
