@@ -1,6 +1,8 @@
 """``tf1compat bench --suite reading --quick``: the harness runs and writes every row."""
 
 import json
+import re
+import sys
 
 import pytest
 
@@ -111,3 +113,70 @@ def test_quick_pruning_bench_writes_its_rows(tmp_path, capsys):
     results = json.loads((tmp_path / "pruning.json").read_text())
     assert list(results["rounds"]) == list(pruning.ROWS)
     assert all(len(values) == pruning.QUICK["rounds"] for values in results["rounds"].values())
+
+
+@pytest.mark.timeout(600)
+def test_quick_programs_bench_writes_its_rows(tmp_path, capsys):
+    from tf1compat.benchmarks import programs
+    slim = "slim DatasetDataProvider + batch"
+    rows = [f"{slim}: tf1compat run", f"{slim}: TF2 tf.data port", programs.CHECK_ROW]
+    assert programs.run(quick=True, out_dir=str(tmp_path), rows=rows) == 0
+    table = (tmp_path / "programs.md").read_text()
+    assert table.startswith("`scripts/bench --suite programs --quick` on ")
+    assert "load average" in table and table.strip() in capsys.readouterr().out
+    for row in rows:
+        assert re.search(rf"^\| {re.escape(row)} \| \d", table, re.M), row
+    assert f"| {slim}: TF2 tf.data port | " in table and "| 1.00 (1.00-1.00) |" in table
+    results = json.loads((tmp_path / "programs.json").read_text())
+    loop = results["rounds"][rows[0]][0]
+    assert loop["timed_steps"] == programs.QUICK["max_steps"] and loop["startup_s"] > 0
+    assert loop["peak_rss_mb"] > 100                         # TensorFlow is in it
+    assert results["rounds"][programs.CHECK_ROW][0]["returncode"] == 1   # its findings
+    assert (tmp_path / "programs.png").read_bytes().startswith(b"\x89PNG")
+    written = tmp_path / "programs-quick" / "programs"
+    assert {p.name for p in written.iterdir()} == {
+        "trivial.py", "cifar10_tutorial.py", "cifar10_tutorial_tf2.py",
+        "slim_provider.py", "slim_provider_tf2.py"}
+    assert len(list((tmp_path / "programs-quick" / "project").glob("*.py"))) == 50
+
+
+def test_start_up_table_shows_run_modes_overhead_per_round():
+    from tf1compat.benchmarks import programs
+    results = {programs.PLAIN_ROW: [{"wall_s": w, "peak_rss_mb": 500} for w in (3.0, 4.0, 9.0)],
+               programs.RUN_ROW: [{"wall_s": w, "peak_rss_mb": 520} for w in (3.5, 4.1, 9.9)]}
+    table = programs.start_table(results)
+    assert f"| {programs.PLAIN_ROW} | 4.00 (3.00-9.00) | 500 |" in table
+    assert f"| {programs.RUN_ROW} | 4.10 (3.50-9.90) | 520 |" in table
+    assert "| run mode's overhead (per-round difference) | 0.50 (0.10-0.90) | |" in table
+
+
+def test_loop_ratios_are_per_round_against_the_port():
+    from tf1compat.benchmarks import programs
+    slim = "slim DatasetDataProvider + batch"
+
+    def rounds(*steps):
+        return [{"steps_per_s": s, "startup_s": 5.0, "peak_rss_mb": 600} for s in steps]
+    table = programs.loop_table({f"{slim}: tf1compat run": rounds(10, 30, 20),
+                                 f"{slim}: {programs.PORT}": rounds(20, 40, 80)})
+    assert f"| {slim}: tf1compat run | 20.0 | 2,560 | 0.50 (0.25-0.75) | 5.00 (5.00-5.00) | 600 |" \
+        in table
+
+
+@pytest.mark.timeout(60)
+def test_a_failing_program_is_a_row_naming_its_error(tmp_path):
+    from tf1compat.benchmarks import programs
+    failing = [sys.executable, "-c", "raise ValueError('no data_dir given')"]
+    result = programs.run_child(failing, tmp_path)
+    assert result["error"] == "exit status 1: ValueError: no data_dir given"
+    silent = programs.run_child([sys.executable, "-c", "print('done')"], tmp_path,
+                                needs_report=True)
+    assert silent["error"] == "exit status 0 without a BENCH line"
+    garbled = programs.run_child([sys.executable, "-c", "print('BENCH {\"timed_steps\": 3')"],
+                                 tmp_path)
+    assert garbled["error"].startswith("unreadable BENCH line '{\"timed_steps\": 3'")
+    hanging = programs.run_child([sys.executable, "-c", "import time; time.sleep(60)"],
+                                 tmp_path, timeout=1)
+    assert hanging == {"error": "no exit within 1 s (killed)"}
+    row = "slim DatasetDataProvider + batch: tf1compat run --tf-data"
+    table = programs.loop_table({row: [result]})
+    assert f"| {row} | failed: exit status 1: ValueError: no data_dir given |" in table

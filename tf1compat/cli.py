@@ -33,8 +33,9 @@ def _run_demo(args):
 
 def _add_bench(subparsers):
     p = subparsers.add_parser(
-        "bench", help="measure reading pipelines and CIFAR-10 conversion side by side")
-    p.add_argument("--suite", choices=("all", "reading", "conversion", "service", "pruning"),
+        "bench", help="measure reading pipelines, CIFAR-10 conversion and whole programs")
+    p.add_argument("--suite", choices=("all", "reading", "conversion", "service", "pruning",
+                                       "programs"),
                    default="all")
     p.add_argument("--quick", action="store_true",
                    help="tiny data, one round: checks the harness, measures nothing")
@@ -45,7 +46,7 @@ def _add_bench(subparsers):
 
 def _run_bench(args):
     import importlib
-    suites = (("reading", "conversion", "service", "pruning") if args.suite == "all"
+    suites = (("reading", "conversion", "service", "pruning", "programs") if args.suite == "all"
               else (args.suite,))
     status = 0
     for suite in suites:

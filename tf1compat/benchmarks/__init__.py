@@ -1,5 +1,6 @@
 """Benchmarks behind ``tf1compat bench`` / ``scripts/bench``: ``reading`` (queue
-pipelines vs tf.data) and ``conversion`` (CIFAR-10 converters). Each module has
+pipelines vs tf.data), ``conversion`` (CIFAR-10 converters), ``service`` and
+``programs`` (whole TF1 programs' input loops, ``check`` and start-up). Each module has
 ``run(quick, out_dir) -> int`` that prints its table and writes it under ``out_dir``
 (atomically, with :func:`~tf1compat.records._files.atomic_output`)."""
 
@@ -34,3 +35,21 @@ def peak_rss_mb():
     :func:`vm_hwm_mb`), ``ru_maxrss`` elsewhere."""
     peak = vm_hwm_mb()
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if peak is None else peak
+
+
+def bar_chart(path, rows, values, colors, xlabel, title):
+    """Horizontal bars, one per row, top to bottom (matplotlib, Agg), written to
+    ``path`` atomically."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(9, 0.35 * len(rows) + 1.2))
+    axes.barh(rows, values, color=colors)
+    axes.invert_yaxis()
+    axes.set_xlabel(xlabel)
+    axes.set_title(title)
+    figure.tight_layout()
+    with atomic_output(path) as temporary:
+        figure.savefig(temporary, dpi=100)
+    plt.close(figure)

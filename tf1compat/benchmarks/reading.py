@@ -22,8 +22,7 @@ import sys
 
 import numpy as np
 
-from tf1compat.benchmarks import write_text
-from tf1compat.records._files import atomic_output
+from tf1compat.benchmarks import bar_chart, write_text
 
 BATCH_SIZE = 128
 FULL = {"examples": 50_000, "rounds": 5, "shuffle_buffer": 1024, "one_process": False}
@@ -225,24 +224,13 @@ def format_table(summary, baseline_mb, settings):
 
 
 def write_chart(summary, path):
-    """Horizontal bars of examples/s per row (matplotlib, Agg), written atomically."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Horizontal bars of examples/s per row, written atomically."""
     rows = list(summary)
-    values = [summary[row]["examples_per_s"] for row in rows]
     colors = ["tab:green" if "fast path" in row else
               "tab:blue" if "tf.data" in row else "tab:gray" for row in rows]
-    figure, axes = plt.subplots(figsize=(9, 0.35 * len(rows) + 1.2))
-    axes.barh(rows, values, color=colors)
-    axes.invert_yaxis()
-    axes.set_xlabel(f"examples/s (batch {BATCH_SIZE}, median of interleaved rounds)")
-    axes.set_title("Reading CIFAR-shaped TFRecords (green: tf1compat fast paths)")
-    figure.tight_layout()
-    with atomic_output(path) as temporary:
-        figure.savefig(temporary, dpi=100)
-    plt.close(figure)
+    bar_chart(path, rows, [summary[row]["examples_per_s"] for row in rows], colors,
+              xlabel=f"examples/s (batch {BATCH_SIZE}, median of interleaved rounds)",
+              title="Reading CIFAR-shaped TFRecords (green: tf1compat fast paths)")
 
 
 def run(quick=False, out_dir="bench-results"):
