@@ -180,3 +180,12 @@ def test_a_failing_program_is_a_row_naming_its_error(tmp_path):
     row = "slim DatasetDataProvider + batch: tf1compat run --tf-data"
     table = programs.loop_table({row: [result]})
     assert f"| {row} | failed: exit status 1: ValueError: no data_dir given |" in table
+
+
+@pytest.mark.timeout(60)
+def test_a_programs_peak_memory_is_its_own_not_the_benchs(tmp_path):
+    from tf1compat.benchmarks import programs
+    ballast = b"\x01" * (300 << 20)             # this process: 300 MB more at the fork
+    child = [sys.executable, "-c", "import time; b = b'\\x01' * (40 << 20); time.sleep(0.5)"]
+    result = programs.run_child(child, tmp_path)
+    assert 40 < result["peak_rss_mb"] < 150 and len(ballast) == 300 << 20

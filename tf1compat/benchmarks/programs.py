@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from tf1compat.benchmarks import bar_chart, program_sources, write_text
+from tf1compat.benchmarks import bar_chart, program_sources, vm_hwm_mb, write_text
 
 FULL = {"train_images": 50000, "warmup_steps": 20, "max_steps": 300, "rounds": 3,
         "start_rounds": 5, "check_files": 50}
@@ -115,15 +115,16 @@ def commands(work_dir, settings):
 # ------------------------------------------------------------ measurement
 
 def run_child(command, cwd, ok_codes=(0,), needs_report=False, timeout=CHILD_TIMEOUT_S):
-    """Run ``command``; returns its wall time, exit status and peak RSS (``ru_maxrss``
-    of the child, MB) and, for an input loop, its ``BENCH`` report with ``startup_s``
+    """Run ``command``; returns its wall time, exit status and peak RSS (its ``VmHWM``
+    in MB, polled every 5 ms: ``ru_maxrss`` would show this process's peak, which the
+    child inherits at the fork) and, for an input loop, its ``BENCH`` report with ``startup_s``
     (launch to first batch) and ``steps_per_s`` added. With ``error`` (the exit status
     and the exception, or the last line, on stderr) when it exits with a status not in
     ``ok_codes``, or without a report when it ``needs_report``."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         launched = time.time()
         process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err)
-        status, usage = _wait(process.pid, launched + timeout)
+        status, peak_mb = _wait(process.pid, launched + timeout)
         wall_s = time.time() - launched
         if status is None:
             process.kill()
@@ -134,8 +135,7 @@ def run_child(command, cwd, ok_codes=(0,), needs_report=False, timeout=CHILD_TIM
         err.seek(0)
         stdout = out.read().decode(errors="replace")
         stderr = err.read().decode(errors="replace")
-    result = {"wall_s": wall_s, "returncode": process.returncode,
-              "peak_rss_mb": usage.ru_maxrss / 1024}
+    result = {"wall_s": wall_s, "returncode": process.returncode, "peak_rss_mb": peak_mb}
     if process.returncode not in ok_codes:
         result["error"] = f"exit status {process.returncode}: {_last_error(stderr)}"
         return result
@@ -162,11 +162,14 @@ def _last_error(stderr):
 
 
 def _wait(pid, deadline):
-    """``os.wait4`` the child until ``deadline``: (status, rusage), or (None, None)."""
+    """Wait for the child until ``deadline``, polling its ``VmHWM``: (exit status, peak
+    MB), or (None, None) when it is still running."""
+    peak_mb = None
     while True:
-        reaped, status, usage = os.wait4(pid, os.WNOHANG)
+        peak_mb = max(filter(None, [peak_mb, vm_hwm_mb(pid)]), default=None)
+        reaped, status = os.waitpid(pid, os.WNOHANG)
         if reaped:
-            return status, usage
+            return status, peak_mb
         if time.time() > deadline:
             return None, None
         time.sleep(0.005)
