@@ -1,5 +1,5 @@
 """Benchmarks behind ``tf1compat bench`` / ``scripts/bench``: ``reading`` (queue
-pipelines vs tf.data), ``conversion`` (CIFAR-10 converters), ``service`` and
+pipelines vs tf.data), ``conversion`` (CIFAR-10 converters), ``service``, ``pruning`` and
 ``programs`` (whole TF1 programs' input loops, ``check`` and start-up). Each module has
 ``run(quick, out_dir) -> int`` that prints its table and writes it under ``out_dir``
 (atomically, with :func:`~tf1compat.records._files.atomic_output`)."""
