@@ -102,14 +102,16 @@ def test_batched_parse_prunes_sparse_ragged_and_defaulted_keys(tmp_path, rng):
     assert_same_values(*datasets)
 
 
-def test_a_record_without_a_required_unused_feature_still_fails(tmp_path, rng):
+@pytest.mark.parametrize("dynamic_pad", [False, True], ids=["batched parse", "per example"])
+def test_a_record_without_a_required_unused_feature_still_fails(tmp_path, rng, dynamic_pad):
     paths = write_examples(str(tmp_path / "a.tfrecord"), rng, **{"3": {"name": b"no id"}})
     missing = r"Feature: id \(data type: int64\) is required but could not be found"
     with tc.legacy_graph():
         example = parsed(paths)
-        fetches = tc.batch([example["name"]], 2)
-        assert "kept unused (required: a record without it fails): id" in \
-            tc.describe_lowering(fetches)
+        fetches = tc.batch([example["name"]], 2, dynamic_pad=dynamic_pad)
+        plan = tc.describe_lowering(fetches)
+        assert "kept unused (required: a record without it fails): id" in plan
+        assert ("map(vectorized" in plan) is not dynamic_pad
         with pytest.raises(tf.errors.InvalidArgumentError, match=missing):
             with tc.SessionIterator(fetches) as batches:
                 list(batches)
