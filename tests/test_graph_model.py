@@ -1,6 +1,7 @@
 """The graph model's assumptions about TensorFlow, each checked against TensorFlow itself:
 op types, input positions, attributes, reader keys, frame sizes and message texts."""
 
+import re
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
 from tf1compat.migrate.lowering.graph_function import trace_function  # noqa: E402
 from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
+from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
 from tf1compat.records import tfrecord  # noqa: E402
 
@@ -20,7 +22,8 @@ pytestmark = pytest.mark.tf
 v1 = tf.compat.v1
 
 _NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES",
-                 "NO_QUEUE_RUNNERS_NOTICE", "PARSE_KEY_KINDS", "PARSE_NUM_SPARSE"}
+                 "NO_QUEUE_RUNNERS_NOTICE", "PARSE_KEY_KINDS", "PARSE_NUM_SPARSE",
+                 "QUEUE_END_MESSAGE"}
 
 
 def _op_type_names():
@@ -276,3 +279,44 @@ def test_parse_example_inputs_outputs_and_attributes():
             with pytest.raises(tf.errors.InvalidArgumentError, match=r"Feature: required "
                                r"\(data type: int64\) is required but could not be found"):
                 session.run(parsed["defaulted"])
+
+
+def _seeds_of_an_op_after(build_between):
+    """``(seed, seed2)`` of a random op built, in a graph with a seed, after one random
+    op and ``build_between(graph)``."""
+    with tc.legacy_graph() as graph:
+        v1.set_random_seed(3)
+        tf.random.uniform([2])
+        build_between(graph)
+        return op_types.op_seeds(v1.random_shuffle(tf.range(4)).op)
+
+
+def test_op_level_seeds_follow_the_ops_built_before_unless_kept():
+    alone = _seeds_of_an_op_after(lambda graph: None)
+
+    def two_more_random_ops(graph):
+        tf.random.uniform([1])
+        tf.data.Dataset.range(3).shuffle(3)
+
+    def kept(graph):
+        with op_seeds_kept(graph):
+            two_more_random_ops(graph)
+
+    assert alone[0] == 3
+    assert _seeds_of_an_op_after(two_more_random_ops) != alone  # TF1's rule: they shift it
+    assert _seeds_of_an_op_after(kept) == alone
+
+
+def test_a_closed_batching_queue_ends_with_the_queue_end_message():
+    with tc.legacy_graph():
+        queue = v1.FIFOQueue(5, tf.int32, shapes=[], name="short")
+        batch = queue.dequeue_many(4, name="take")
+        with v1.Session() as session:
+            session.run(queue.enqueue_many([[1, 2]]))
+            session.run(queue.close())
+            with pytest.raises(tf.errors.OutOfRangeError) as caught:
+                session.run(batch)
+    expected = re.escape(op_types.QUEUE_END_MESSAGE.format(
+        kind=op_types.queue_kind(queue.queue_ref.op), name="NAME", requested=4, size=2))
+    assert re.search(expected.replace("NAME", r"(_\d+_)?short"), caught.value.message), \
+        caught.value.message

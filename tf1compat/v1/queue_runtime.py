@@ -32,7 +32,7 @@ import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import QueueRunnersNotStartedError
-from tf1compat.migrate.lowering import queues_replaced
+from tf1compat.migrate.lowering import queue_end_error, queues_replaced
 from tf1compat.pipeline import queues
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_index
@@ -174,10 +174,16 @@ def _create_threads_reporting(original, runtime):
 
 def _run_answering_signals(original, runtime):
     def run(self, *args, **kwargs):
-        if threading.current_thread() is not threading.main_thread():
-            return original(self, *args, **kwargs)  # signals reach the main thread only
-        runtime.interrupted = False  # the program goes on after an interrupted step
-        return runtime.state(self).steps.call(original, self, *args, **kwargs)
+        try:
+            if threading.current_thread() is not threading.main_thread():
+                return original(self, *args, **kwargs)  # signals reach the main thread only
+            runtime.interrupted = False  # the program goes on after an interrupted step
+            return runtime.state(self).steps.call(original, self, *args, **kwargs)
+        except tf.errors.OutOfRangeError as end:
+            queue_end = queue_end_error(end, self.graph)  # --tf-data ends as the queue did
+            if queue_end is None:
+                raise
+        raise queue_end
 
     return run
 

@@ -24,11 +24,13 @@ from tf1compat.migrate.lowering.graph_reader import GraphReader
 from tf1compat.migrate.lowering.plan import Batch, Prefetch
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_index
+from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept
 
 __all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "describe_lowering",
-           "is_graph_fetches", "queues_replaced"]
+           "is_graph_fetches", "queues_replaced", "queue_end_error"]
 
 _REPLACED = weakref.WeakKeyDictionary()  # graph -> names of queues whose runners were dropped
+_DEQUEUES = weakref.WeakKeyDictionary()  # graph -> {iterator op name: the dequeue it replaced}
 
 
 def is_graph_fetches(value):
@@ -151,24 +153,55 @@ def queues_replaced(graph):
 
 def replace_with_tf_data(fetches, service=None):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
-    ``get_next()`` shaped like the fetches, and drops the lowered queues' runners, so no
-    thread runs them. The iterator is one-shot (the lowered dataset captures nothing):
-    each session starts it on first use, whatever initializers the program runs.
+    ``get_next()`` in the fetches' structure (a list stays a list), and drops the
+    lowered queues' runners, so no thread runs them. The ops it adds leave the op-level
+    seeds of the graph's later ops as they were
+    (:func:`~tf1compat.pipeline.graph_model.op_seeds.op_seeds_kept`): a seeded program
+    draws the same weights as on queues. The iterator is one-shot (the lowered dataset
+    captures nothing): each session starts it on first use, whatever initializers the
+    program runs; its end raises what the queue's would (:func:`queue_end_error`).
 
     A pipeline that something else in the graph computes from raises LoweringError.
     ``service``: run it on that tf.data service (``grpc://HOST:PORT``)."""
-    lowering = lower(fetches)
     flat = tf.nest.flatten(fetches)
-    _check_nothing_else_reads(flat)
     graph = flat[0].graph
-    with graph.as_default(), tf.name_scope("tf_data"):
-        values = v1.data.make_one_shot_iterator(lowering.build(service)).get_next()
-    for fetch, value in zip(flat, tf.nest.flatten(values), strict=True):
+    with op_seeds_kept(graph):
+        lowering = lower(fetches)
+        _check_nothing_else_reads(flat)
+        with graph.as_default(), tf.name_scope("tf_data"):
+            values = tf.nest.flatten(
+                v1.data.make_one_shot_iterator(lowering.build(service)).get_next())
+    for fetch, value in zip(flat, values, strict=True):
         value.set_shape(fetch.shape)
     runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)
     runners[:] = [r for r in runners if op_types.runner_queue_name(r) not in lowering.queues]
     _REPLACED[graph] = queues_replaced(graph) | lowering.queues
-    return values
+    _DEQUEUES.setdefault(graph, {})[values[0].op.inputs[0].op.name] = flat[0].op
+    return tf.nest.pack_sequence_as(fetches, values)   # a list stays a list (tf.data: tuples)
+
+
+def queue_end_error(error, graph):
+    """The OutOfRangeError the queue pipeline would raise at its end in place of
+    ``error``, the end of an iterator of ``graph`` that :func:`replace_with_tf_data`
+    built (None for any other error): the dequeue op of the batching call, and TF1's
+    message naming its queue, e.g. ``FIFOQueue 'batch/fifo_queue' is closed and has
+    insufficient elements (requested 32, current size 0)``."""
+    op = error.op
+    if op is None or op.graph is not graph or op.type not in op_types.ITERATOR_OUTPUTS:
+        return None
+    dequeue = _DEQUEUES.get(graph, {}).get(op.inputs[0].op.name)
+    if dequeue is None:
+        return None
+    queue = op_types.queue_handle(dequeue).op
+    requested = tf.get_static_value(op_types.batch_size_input(dequeue))
+    # A short final batch was delivered (current size 0), or tf.data dropped it.
+    size = 0 if dequeue.type in op_types.DEQUEUES_UP_TO else f"less than {requested}"
+    message = (op_types.QUEUE_END_MESSAGE.format(kind=op_types.queue_kind(queue),
+                                                 name=queue.name, requested=requested,
+                                                 size=size)
+               + f"\n\t [[{{{{node {dequeue.name}}}}}]]\n(tf1compat run --tf-data: the end "
+               "of the tf.data pipeline that replaced this queue)")
+    return tf.errors.OutOfRangeError(dequeue.node_def, dequeue, message)
 
 
 def describe_lowering(fetches):

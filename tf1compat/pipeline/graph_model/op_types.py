@@ -20,7 +20,8 @@ ENQUEUES_ONE = frozenset({ENQUEUE, "QueueEnqueue"})
 ENQUEUES = ENQUEUES_ONE | {ENQUEUE_MANY, "QueueEnqueueMany"}
 DEQUEUE, DEQUEUE_MANY, DEQUEUE_UP_TO = "QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"
 DEQUEUES_ONE = frozenset({DEQUEUE, "QueueDequeue"})
-DEQUEUES_BATCH = frozenset({DEQUEUE_MANY, DEQUEUE_UP_TO, "QueueDequeueMany", "QueueDequeueUpTo"})
+DEQUEUES_UP_TO = frozenset({DEQUEUE_UP_TO, "QueueDequeueUpTo"})  # allow_smaller_final_batch
+DEQUEUES_BATCH = DEQUEUES_UP_TO | {DEQUEUE_MANY, "QueueDequeueMany"}
 DEQUEUES = DEQUEUES_ONE | DEQUEUES_BATCH
 
 # ------------------------------------------------------------------- readers
@@ -120,6 +121,11 @@ def op_seeds(op):
     return op.get_attr("seed"), op.get_attr("seed2")
 
 
+def queue_kind(queue):
+    """How TensorFlow's messages call a queue op's kind: ``FIFOQueue``, ``RandomShuffleQueue``."""
+    return queue.type.removesuffix("V2")
+
+
 def runner_queue_name(runner):
     """The op name of the queue a ``QueueRunner`` feeds (``runner.queue.name`` is the
     short name when eager execution is on)."""
@@ -170,5 +176,9 @@ FUNCTION_TAG = re.compile(r"\{\{function_node ([^}]+)\}\}")
 NODE_SUFFIX = re.compile(r"\s*\[\[((?:\{\{[a-z_]+ [^}]+\}\})+)\]\]")
 # What tf.compat.v1.train.start_queue_runners logs when a graph has no queue runners.
 NO_QUEUE_RUNNERS_NOTICE = "was called when no queue runners were defined"
+# What a batching dequeue raises (OutOfRangeError) when its queue is closed and short:
+# the queue's kind (its op type without V2) and resource name ("_1_batch/fifo_queue").
+QUEUE_END_MESSAGE = ("{kind} '{name}' is closed and has insufficient elements "
+                     "(requested {requested}, current size {size})")
 # A TFRecord reader's damage: the offset of the record, or of its data for a data CRC.
 RECORD_ERROR = re.compile(r"(corrupted|truncated) record at (\d+)")
