@@ -173,27 +173,26 @@ def test_check_imports_no_tensorflow(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_the_recorded_names_are_the_installed_tensorflows():
-    """The record check reads is run mode's tensorflow as this TensorFlow and tf-slim
-    give it; when they change, this names the modules and names that differ
-    (rewrite the record with `python -m tf1compat.v1.tf1_names`). Recorded in a fresh
-    process, as that command does: a submodule other tests imported (tf_slim.layers'
-    sparse_ops) would show as a name of its package."""
-    import json
+    """The record check reads is run mode's tensorflow as this TensorFlow, tf-slim and
+    tf-keras give it (and the names that need tf-keras); when they change, this names
+    the modules and names that differ (rewrite the record with `python -m
+    tf1compat.v1.tf1_names`). Recorded in fresh processes, as that command does: a
+    submodule other tests imported (tf_slim.layers' sparse_ops) would show as a name of
+    its package."""
+    from tf1compat.v1.tf1_names import record_run_mode_names, recorded_names
 
-    from tf1compat.v1.tf1_names import recorded_names
-
-    fresh = subprocess.run(
-        [sys.executable, "-c", "import json; from tf1compat.v1.tf1_names import record_names; "
-         "print(json.dumps(record_names()))"],
-        capture_output=True, text=True, timeout=100, check=True)
-    recorded, now = recorded_names(), json.loads(fresh.stdout.splitlines()[-1])
+    recorded, now = recorded_names(), record_run_mode_names()
     assert recorded["tensorflow"] == now["tensorflow"]
-    old, new = recorded["modules"], now["modules"]
-    changed = {module: sorted(set(old.get(module, {}).items()) ^ set(new.get(module, {}).items()))
-               for module in old.keys() | new.keys() if old.get(module) != new.get(module)}
-    assert changed == {}
+    for part in ("modules", "without_keras2"):
+        old, new = recorded[part], now[part]
+        changed = {module: sorted(set(old.get(module, {}).items())
+                                  ^ set(new.get(module, {}).items()))
+                   for module in old.keys() | new.keys() if old.get(module) != new.get(module)}
+        assert changed == {}, part
+    assert "dense" in now["modules"]["tensorflow.layers"]          # Keras 2's tf.layers
+    assert "dense" in now["without_keras2"]["tensorflow.layers"]   # not Keras 3's
 
 
 def test_check_names_an_unreadable_file_and_carries_on(tmp_path, capsys):
@@ -227,3 +226,74 @@ def test_check_never_opens_a_fifo_nor_reads_a_huge_file(tmp_path, capsys):
     assert out[3].endswith("2 file(s) could not be read or parsed")
     assert cli.main(["check", str(tmp_path / "a_pipe.py")]) == 1  # named alone: not "missing"
     assert capsys.readouterr().out.startswith(pipe)
+
+
+# Keras 2 names (tf.layers, tf.nn.rnn_cell, tf.contrib.keras) work in run mode with
+# tf-keras; tf.contrib.rnn's cells and tf.estimator do not.
+KERAS2_PROGRAM = """\
+import tensorflow as tf
+from tensorflow.contrib import keras as contrib_keras
+
+images = tf.placeholder(tf.float32, [None, 8, 8, 1])
+net = tf.layers.conv2d(images, 4, 3)
+logits = tf.layers.dense(tf.layers.flatten(net), 10)
+layer = contrib_keras.layers.Dense(3)
+cell = tf.nn.rnn_cell.BasicLSTMCell(4)
+print("built", logits.shape.as_list(), layer.units, cell.state_size)
+try:
+    tf.contrib.rnn.BasicLSTMCell(4)
+except NotImplementedError as e:
+    print(type(e).__name__, e)
+try:
+    tf.estimator.Estimator
+except AttributeError as e:
+    print("AttributeError", e)
+"""
+
+
+def _run_keras2_program(tmp_path, keras2):
+    return subprocess.run(
+        [sys.executable, "-m", "tf1compat", "run", str(tmp_path / "layers.py")],
+        capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        env={**os.environ, "TF_USE_LEGACY_KERAS": str(int(keras2))})
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_check_lists_what_run_mode_cannot_give_with_and_without_tf_keras(
+        tmp_path, capsys, monkeypatch):
+    from tf1compat import cli
+    from tf1compat.v1 import check
+
+    (tmp_path / "layers.py").write_text(KERAS2_PROGRAM)
+    assert cli.main(["check", str(tmp_path)]) == 1
+    listed = [line.split(": ")[0] for line in capsys.readouterr().out.splitlines()[:-1]]
+    assert listed == [f"{tmp_path / 'layers.py'}:11", f"{tmp_path / 'layers.py'}:15"]
+    ran = _run_keras2_program(tmp_path, keras2=True)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [
+        "built [None, 10] 3 LSTMStateTuple(c=4, h=4)",
+        "UnsupportedTF1Error tf.contrib.rnn.BasicLSTMCell is not available in tf1compat run "
+        "mode: TensorFlow 2 has no counterpart for it. Use instead: tf.keras.layers.LSTMCell / "
+        "GRUCell / SimpleRNNCell with tf.keras.layers.RNN, or tf.compat.v1.nn.rnn_cell with "
+        "the tf-keras package installed (TF_USE_LEGACY_KERAS=1)",
+        "AttributeError module 'tf' has no attribute 'estimator' (tf1compat run mode: module "
+        "'tensorflow.compat.v1' has no attribute 'estimator')"]
+
+    # Without tf-keras, run mode's tf.layers is TensorFlow's Keras 3 one: check says so.
+    monkeypatch.setattr(check, "keras2_installed", lambda: False)
+    check._names_needing_keras2.cache_clear()
+    try:
+        findings = check.check_file(str(tmp_path / "layers.py"))
+    finally:
+        check._names_needing_keras2.cache_clear()
+    assert [(f.line, f.name) for f in findings] == [
+        (5, "tf.layers.conv2d"), (6, "tf.layers.dense"), (6, "tf.layers.flatten"),
+        (8, "tf.nn.rnn_cell.BasicLSTMCell"), (11, "tf.contrib.rnn.BasicLSTMCell"),
+        (15, "tf.estimator.Estimator")]
+    assert findings[0].reason == (
+        'needs Keras 2, the tf-keras package, which is not installed: pip install --no-deps '
+        '"tf-keras~=2.21.0" (`conv2d` is not available with Keras 3.)')
+    without = _run_keras2_program(tmp_path, keras2=False)
+    assert without.returncode == 1
+    assert without.stderr.splitlines()[-1].endswith("`conv2d` is not available with Keras 3.")

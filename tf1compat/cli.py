@@ -4,7 +4,6 @@ handler returning the exit code; handlers import what they need lazily so that
 
 import argparse
 import contextlib
-import importlib.util
 import os
 import signal
 import sys
@@ -422,19 +421,9 @@ def _add_run(subparsers):
     p.set_defaults(handler=_run_program)
 
 
-def _keras2_for_tf1_programs():
-    """TF1 programs' Keras 2 (``tf.layers``, ``tf.keras``, ``tf.contrib.keras``):
-    ``TF_USE_LEGACY_KERAS=1`` when tf-keras is installed, TensorFlow is not loaded
-    yet and the variable is not set. It holds for the whole process and its
-    children: every ``tf.keras`` in them, libraries' too, is tf-keras."""
-    if "TF_USE_LEGACY_KERAS" in os.environ or "tensorflow" in sys.modules:
-        return
-    if importlib.util.find_spec("tf_keras") is not None:
-        os.environ["TF_USE_LEGACY_KERAS"] = "1"
-
-
 def _run_program(args):
-    _keras2_for_tf1_programs()
+    from tf1compat.v1.keras2 import use_keras2
+    use_keras2()  # TF1 programs' tf.layers, tf.keras, tf.contrib.keras
     from tf1compat.v1 import program
     if args.data_service is not None and not args.tf_data:
         print("tf1compat run: error: --data-service runs the pipelines of --tf-data; "

@@ -8,7 +8,9 @@ followed through every attribute chain and import, and each is looked up in the
 record of run mode's ``tensorflow`` (:mod:`tf1compat.v1.tf1_names`) and the
 contrib table (:mod:`tf1compat.v1.contrib_table`) exactly as the program would
 reach it: a ``tf.contrib`` part without counterpart, or a name TensorFlow 2's
-``tf.compat.v1`` no longer has (removed ops, Keras 2 layers), is a finding.
+``tf.compat.v1`` no longer has (removed ops), is a finding; so is a Keras 2 name
+(``tf.layers.dense``) when tf-keras, which ``tf1compat run`` gives programs, is not
+installed.
 ``tensorflow.python`` / ``tensorflow.core`` (TensorFlow's private modules) and
 ``tensorflow.compat.v2`` are imported as they are and not judged. Nothing here
 imports TensorFlow.
@@ -16,6 +18,7 @@ imports TensorFlow.
 
 import ast
 import dataclasses
+import functools
 import importlib.machinery
 import importlib.util
 import os
@@ -26,6 +29,7 @@ from tf1compat.v1.contrib_table import (
     missing_module_message,
     unknown_contrib_message,
 )
+from tf1compat.v1.keras2 import INSTALL_KERAS2, keras2_installed
 from tf1compat.v1.proxy import tf1_name
 from tf1compat.v1.tf1_names import recorded_names
 
@@ -117,6 +121,20 @@ def iter_python_files(paths):
 
 LARGEST_SOURCE = 64 << 20  # bytes; a larger file is no program source check reads
 _REMOVED = "not in TensorFlow 2's tf.compat.v1 or run mode's tf.contrib ({})"
+_NEEDS_KERAS2 = ("needs Keras 2, the tf-keras package, which is not installed: "
+                 f"{INSTALL_KERAS2} ({{}})")
+
+
+class _Keras2Missing(str):
+    """Why a name is missing: it needs Keras 2, which is not installed."""
+
+
+@functools.cache
+def _names_needing_keras2():
+    """``{module: {name: message}}`` of the record's names that need Keras 2 when
+    tf-keras is not installed (``tf1compat run`` then gives TensorFlow's Keras 3);
+    empty when it is."""
+    return {} if keras2_installed() else recorded_names().get("without_keras2", {})
 _NOT_JUDGED = object()
 
 
@@ -167,6 +185,11 @@ def _walk(parts):
             if entry is None:  # tensorflow.compat.v2: TensorFlow 2's own
                 return _NOT_JUDGED, None
             kind = entry.get(part, entry.get("*"))
+            message = _names_needing_keras2().get(node, {}).get(part)
+            if message is not None:
+                return node, _Keras2Missing(
+                    message.replace("{name}", part)
+                    or f"module {tf1_name(node)!r} has no attribute {part!r}")
             if kind is None:
                 reason = (unknown_contrib_message(part) if node == "tensorflow.contrib" else
                           f"module {tf1_name(node)!r} has no attribute {part!r}")
@@ -193,6 +216,8 @@ def _problem(dotted):
     if parts and parts[0] in _PRIVATE:
         return None
     node, missing = _walk(parts)
+    if isinstance(missing, _Keras2Missing):
+        return _NEEDS_KERAS2.format(missing)
     if missing is not None:
         return _REMOVED.format(missing)
     if isinstance(node, _Placeholder):

@@ -19,16 +19,24 @@ message). A module whose names cannot be listed
 gets, with ``{name}`` in place of the name. Left out: ``tensorflow.python`` /
 ``tensorflow.core`` (TensorFlow's private modules, not judged); not walked:
 ``tensorflow.compat.v2`` (TensorFlow 2 itself).
+
+The stored record is run mode's as ``tf1compat run`` sets it up, with Keras 2
+(:func:`record_run_mode_names`): its ``"without_keras2"`` maps a module to the
+names in it that Keras 2 gives and TensorFlow's Keras 3 does not (``tf.layers.dense``),
+each to the message a program gets without tf-keras (``""``: the name is missing).
 """
 
 import functools
 import gzip
 import json
 import os
+import subprocess
 import sys
 import types
 
-__all__ = ["record_names", "recorded_names", "RECORD_PATH"]
+from tf1compat.v1.keras2 import INSTALL_KERAS2, KERAS2_VARIABLE, keras2_installed
+
+__all__ = ["record_names", "record_run_mode_names", "recorded_names", "RECORD_PATH"]
 
 RECORD_PATH = os.path.join(os.path.dirname(__file__), "tf1_names.json.gz")
 _NOT_WALKED = frozenset({"tensorflow.compat.v2"})
@@ -99,6 +107,50 @@ def record_names():
     return {"tensorflow": tf.__version__, "modules": modules}
 
 
+def _start_recording(keras2):
+    """:func:`record_names` in a new interpreter, with Keras 2 or without: the process."""
+    code = ("import json; from tf1compat.v1.tf1_names import record_names; "
+            "print(json.dumps(record_names()))")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, KERAS2_VARIABLE: str(int(keras2))})
+
+
+def _recorded(process):
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"recording run mode's names failed:\n{err}")
+    return json.loads(out.splitlines()[-1])
+
+
+def _needing_keras2(with_keras2, without):
+    """``{module: {name: message}}``: the names ``with_keras2`` gives that ``without``
+    does not, with the message ``without`` records for them (``""``: missing)."""
+    needing = {}
+    for module, entry in with_keras2.items():
+        other = without.get(module)
+        if other is None:  # a module reached only through a name listed here
+            continue
+        for name, kind in entry.items():
+            missing = other.get(name, other.get("*"))
+            if name != "*" and not kind.startswith("!") and (
+                    missing is None or missing.startswith("!")):
+                needing.setdefault(module, {})[name] = (missing or "")[1:]
+    return needing
+
+
+def record_run_mode_names():
+    """The record as ``tf1compat run`` gives the names: with Keras 2 (tf-keras must be
+    installed), and ``"without_keras2"`` (see the module docstring). Each half is
+    recorded in a fresh process (Keras is chosen when TensorFlow loads), both at once."""
+    if not keras2_installed():
+        raise RuntimeError(f"recording run mode's names needs tf-keras: {INSTALL_KERAS2}")
+    recordings = [_start_recording(keras2) for keras2 in (True, False)]  # side by side
+    record, without = (_recorded(process) for process in recordings)
+    record["without_keras2"] = _needing_keras2(record["modules"], without["modules"])
+    return record
+
+
 @functools.cache
 def recorded_names():
     """The record stored with tf1compat (see the module docstring)."""
@@ -107,7 +159,7 @@ def recorded_names():
 
 
 def _write_record(path=RECORD_PATH):
-    data = json.dumps(record_names(), sort_keys=True, separators=(",", ":"))
+    data = json.dumps(record_run_mode_names(), sort_keys=True, separators=(",", ":"))
     with gzip.GzipFile(path, "wb", mtime=0) as f:  # the same bytes for the same names
         f.write(data.encode("utf-8"))
 

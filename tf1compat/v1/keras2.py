@@ -1,0 +1,27 @@
+"""Keras 2 for TF1 programs, TF-free: ``tf.layers``, ``tf.nn.rnn_cell`` and TF1's
+``tf.keras`` need the tf-keras package, which TensorFlow uses when
+``TF_USE_LEGACY_KERAS=1`` is set before it loads."""
+
+import importlib.util
+import os
+import sys
+
+__all__ = ["KERAS2_VARIABLE", "INSTALL_KERAS2", "keras2_installed", "use_keras2"]
+
+KERAS2_VARIABLE = "TF_USE_LEGACY_KERAS"
+INSTALL_KERAS2 = 'pip install --no-deps "tf-keras~=2.21.0"'
+
+
+def keras2_installed():
+    """Whether the tf-keras package can be imported (found without importing it)."""
+    return importlib.util.find_spec("tf_keras") is not None
+
+
+def use_keras2():
+    """``TF_USE_LEGACY_KERAS=1`` when tf-keras is installed, TensorFlow is not loaded
+    yet and the variable is not set. It holds for the whole process and its children:
+    every ``tf.keras`` in them, libraries' too, is tf-keras."""
+    if KERAS2_VARIABLE in os.environ or "tensorflow" in sys.modules:
+        return
+    if keras2_installed():
+        os.environ[KERAS2_VARIABLE] = "1"
