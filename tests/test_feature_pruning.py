@@ -147,3 +147,17 @@ def test_a_pruned_feature_of_the_wrong_type_fails_only_unpruned(tmp_path, rng):
     with pytest.raises(tf.errors.InvalidArgumentError, match=wrong_type):
         values_of(every_key)
     assert [list(ids) for ids in values_of(pruned)] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+
+
+def test_parse_example_of_a_batch_of_records_prunes_too(tmp_path, rng):
+    paths = write_examples(str(tmp_path / "a.tfrecord"), rng)
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=1, shuffle=False)
+        records = tc.batch(tc.TFRecordReader().read(queue)[1], 4, allow_smaller_final_batch=True)
+        example = tf.io.parse_example(records, FEATURES)
+        fetches = (example["weight"], tf.sparse.to_dense(example["tags"]))
+        plan = tc.describe_lowering(fetches)
+        assert plan.index("batch(4") < plan.index("parse: 3 of 6 features (tags, id, weight); "
+                                                  "pruned: name, x, words"), plan
+        datasets = check_against_queues(fetches, 9)
+    assert_same_values(*datasets)
