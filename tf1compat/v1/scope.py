@@ -117,6 +117,11 @@ def make_import_hook(original, scope, resolve, views=None):
             # A real package (tensorflow.python.tools, tf_slim.nets): the import
             # machinery loads the submodules ``from X import Y`` names.
             module = original(module.__name__, globals, locals, fromlist, 0)
+        else:
+            for item in fromlist or ():
+                if item != "*" and not hasattr(module, item):
+                    # its explained error (below tensorflow.contrib, say), else Python's
+                    resolve_name(f"{name}.{item}")
         return module if fromlist else resolve_name(top)
 
     __import__.__wrapped__ = original
