@@ -105,6 +105,12 @@ def _internal_frame(filename):
         os.path.basename(filename) == "runpy.py" or filename.startswith("<frozen runpy")
 
 
+def _import_system_frame(filename):
+    """A frame of Python's import system (``<frozen importlib._bootstrap>``), which
+    Python's own tracebacks leave out; run mode's hook keeps it from doing that."""
+    return filename.startswith("<frozen importlib.")
+
+
 # Run mode's import machinery: the hook, the TF1 tree's lookup, the rewriting loader.
 _IMPORT_MACHINERY = frozenset(os.path.join(os.path.dirname(__file__), name)
                               for name in ("scope.py", "namespace.py", "rewrite.py",
@@ -119,7 +125,8 @@ def _program_traceback(tb):
         tb = tb.tb_next
     kept = []
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename not in _IMPORT_MACHINERY:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename not in _IMPORT_MACHINERY and not _import_system_frame(filename):
             kept.append(tb)
         tb = tb.tb_next
     if not kept:
