@@ -217,14 +217,18 @@ def test_folder_and_zip_application_run_their_main_as_python_does(tmp_path, in_p
 
     app = tmp_path / "app"
     write_program(app, "tf1compat_test_modes.py", """
+        import numpy as np
         import tensorflow as tf
         MODE = tf.contrib.learn.ModeKeys.TRAIN
+        RAW = np.arange(2, dtype=np.uint8).tostring()
     """)
     write_program(app, "__main__.py", """
         import sys
+        import numpy as np
         import tensorflow as tf
         import tf1compat_test_modes as modes
         print(sys.argv[1:], modes.MODE == "train", hasattr(tf, "contrib"), __name__)
+        print(modes.RAW, np.arange(3, dtype=np.uint8).tostring())  # NumPy 1.x's, both files
         sys.exit(4)
     """)
     with zipfile.ZipFile(tmp_path / "app.pyz", "w") as archive:
@@ -233,7 +237,8 @@ def test_folder_and_zip_application_run_their_main_as_python_does(tmp_path, in_p
     for path, argument in [(app, "--flag"), (tmp_path / "app.pyz", "z")]:
         monkeypatch.delitem(sys.modules, "tf1compat_test_modes", raising=False)
         assert in_process.run_path(path, [argument]) == 4
-        assert capsys.readouterr().out == f"['{argument}'] True True __main__\n"
+        assert capsys.readouterr().out.splitlines() == [
+            f"['{argument}'] True True __main__", r"b'\x00\x01' b'\x00\x01\x02'"]
     assert not hasattr(sys.modules["tensorflow"], "contrib")  # run mode was left
 
 

@@ -18,6 +18,7 @@ files for which ``is_program_file(path)`` is true with it.
 
 import ast
 import importlib.machinery
+import zipimport
 
 from tf1compat.v1 import numpy1
 
@@ -89,19 +90,47 @@ class _RewritingLoader(importlib.machinery.SourceFileLoader):
         return compile_program(self.get_data(self.path), self.path)
 
 
+class _RewritingZipLoader:
+    """Loads a program module from a zip file (a zip application's ``__main__.py`` and
+    modules) through :func:`compile_program`; the rest is the zip importer's."""
+
+    def __init__(self, importer):
+        self._importer = importer
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        exec(self.get_code(module.__name__), vars(module))  # noqa: S102 - the program's module
+
+    def get_code(self, fullname):
+        source = self._importer.get_source(fullname)
+        if source is None:  # compiled files only
+            return self._importer.get_code(fullname)
+        return compile_program(source, self._importer.get_filename(fullname))
+
+    def __getattr__(self, name):  # is_package, get_source, get_filename, resources
+        return getattr(self._importer, name)
+
+
 class ProgramFinder:
     """A meta path finder: the modules whose source file is the program's
-    (``is_program_file(path)``) load with :func:`compile_program`."""
+    (``is_program_file(path)``), in a folder or in a zip file, load with
+    :func:`compile_program`."""
 
     def __init__(self, is_program_file):
         self.is_program_file = is_program_file
 
     def find_spec(self, fullname, path=None, target=None):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader) \
-                or not self.is_program_file(spec.origin):
+        if spec is None or not spec.origin or not self.is_program_file(spec.origin):
             return None
-        spec.loader = _RewritingLoader(fullname, spec.origin)
+        if isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            spec.loader = _RewritingLoader(fullname, spec.origin)
+        elif isinstance(spec.loader, zipimport.zipimporter):
+            spec.loader = _RewritingZipLoader(spec.loader)
+        else:
+            return None
         return spec
 
     def invalidate_caches(self):
