@@ -102,6 +102,20 @@ def test_batched_parse_prunes_sparse_ragged_and_defaulted_keys(tmp_path, rng):
     assert_same_values(*datasets)
 
 
+def test_an_unused_variable_length_dense_key_leaves_the_parse_batched(tmp_path, rng):
+    paths = write_examples(str(tmp_path / "a.tfrecord"), rng)
+    features = {**FEATURES, "tags": tf.io.FixedLenSequenceFeature([], tf.int64,
+                                                                  allow_missing=True)}
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=1, shuffle=False)
+        example = tf.io.parse_single_example(tc.TFRecordReader().read(queue)[1], features)
+        fetches = tc.batch([example["id"], example["x"]], 4, allow_smaller_final_batch=True)
+        assert "map(vectorized: " in tc.describe_lowering(fetches)
+        assert "vectorized" not in lower(fetches, prune_features=False).describe()
+        datasets = check_against_queues(fetches, 9)
+    assert_same_values(*datasets)
+
+
 @pytest.mark.parametrize("dynamic_pad", [False, True], ids=["batched parse", "per example"])
 def test_a_record_without_a_required_unused_feature_still_fails(tmp_path, rng, dynamic_pad):
     paths = write_examples(str(tmp_path / "a.tfrecord"), rng, **{"3": {"name": b"no id"}})

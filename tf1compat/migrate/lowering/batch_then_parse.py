@@ -36,15 +36,18 @@ def _dense_outputs(parse):
     return [parse.outputs[position] for position, in positions["dense"]]
 
 
-def _liftable_parse(op, inputs, ops):
-    """A parse_single_example of a function input whose outputs the function's ``ops``
-    use are fully defined dense features only."""
+def _liftable_parse(op, inputs, function):
+    """A parse_single_example of a function input whose outputs the function uses
+    are dense features only, of fully defined shapes (those of the keys it parses)."""
     serialized = op.inputs[0]
     if serialized.name not in inputs or serialized.shape.rank != 0:
         return False
-    if not all(tf.TensorShape(shape).is_fully_defined()
-               for shape in op.get_attr("dense_shapes")):
+    shapes = op.get_attr("dense_shapes")
+    pruning = function.prunings.get(op.name)
+    parsed = pruning.kept["dense"] if pruning is not None else range(len(shapes))
+    if not all(tf.TensorShape(shapes[i]).is_fully_defined() for i in parsed):
         return False
+    ops = set(function.ops)
     dense = {t.name for t in _dense_outputs(op)}
     return all(t.name in dense or not ops.intersection(t.consumers()) for t in op.outputs)
 
@@ -54,9 +57,9 @@ def _plan_lifting(function):
     cannot run on batches with the same values."""
     if function.is_selection or function.stateful_op_types():
         return None
-    inputs, own = {t.name for t in function.inputs}, set(function.ops)
+    inputs = {t.name for t in function.inputs}
     parses = [op for op in function.ops
-              if op.type == op_types.PARSE_EXAMPLE and _liftable_parse(op, inputs, own)]
+              if op.type == op_types.PARSE_EXAMPLE and _liftable_parse(op, inputs, function)]
     batched = inputs | {t.name for op in parses for t in _dense_outputs(op)}
     decodes = [op for op in function.ops
                if op.type == op_types.DECODE_RAW and op.inputs[0].name in batched]
