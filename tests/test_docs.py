@@ -33,6 +33,7 @@ NOT_RUN = {
     ("docs/benchmarks.md", "scripts/bench --suite reading"),
     ("docs/benchmarks.md", "scripts/bench --suite conversion"),
     ("docs/benchmarks.md", "scripts/bench --suite pruning"),
+    ("docs/benchmarks.md", "scripts/bench --suite programs"),
     ("docs/data-service.md", "scripts/bench --suite service"),
 }
 

@@ -48,7 +48,7 @@ def bar_chart(path, rows, values, colors, xlabel, title):
     axes.barh(rows, values, color=colors)
     axes.invert_yaxis()
     axes.set_xlabel(xlabel)
-    axes.set_title(title)
+    figure.suptitle(title)
     figure.tight_layout()
     with atomic_output(path) as temporary:
         figure.savefig(temporary, dpi=100)

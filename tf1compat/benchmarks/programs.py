@@ -259,7 +259,7 @@ def write_chart(results, path):
               "tab:blue" if row.endswith("--tf-data") else "tab:gray" for row in rows]
     bar_chart(path, rows, values, colors,
               xlabel=f"steps/s (batch {BATCH_SIZE}, median of interleaved rounds)",
-              title="Whole input loops (gray: queues, blue: run --tf-data, green: TF2 port)")
+              title="Input loops (gray: run, blue: run --tf-data, green: TF2 port)")
 
 
 def run(quick=False, out_dir="bench-results", rows=None):
