@@ -280,6 +280,52 @@ def test_tf_layers_and_keras_2_out_of_the_box(tmp_path):
     assert done.stdout.splitlines() == ["keras tf_keras True True", "library keras tf_keras"]
 
 
+CONTRIB_RNN_PROGRAM = """
+    # An LSTM over image rows, as the 2017 tutorials wrote it with tf.contrib.rnn.
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.contrib import rnn
+
+    steps, width, hidden = 4, 3, 5
+    x = tf.placeholder(tf.float32, [None, steps, width])
+    y = tf.placeholder(tf.int64, [None])
+    with tf.variable_scope("one"):
+        outputs, state = rnn.static_rnn(rnn.BasicLSTMCell(hidden, forget_bias=1.0),
+                                        tf.unstack(x, steps, 1), dtype=tf.float32)
+    stacked = rnn.MultiRNNCell([rnn.DropoutWrapper(rnn.GRUCell(hidden), output_keep_prob=1.0)
+                                for _ in range(2)])
+    with tf.variable_scope("two"):
+        stacked_outputs, _ = tf.nn.dynamic_rnn(stacked, x, dtype=tf.float32)
+    logits = tf.layers.dense(outputs[-1] + stacked_outputs[:, -1], 2)
+    loss = tf.losses.sparse_softmax_cross_entropy(y, logits)
+    train_op = tf.train.AdamOptimizer(0.05).minimize(loss)
+
+    rng = np.random.RandomState(0)
+    feed = {x: rng.rand(6, steps, width), y: rng.randint(0, 2, 6)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first_h, last_h, (c, h) = sess.run([outputs[0], outputs[-1], state], feed)
+        kernel, bias = sess.run(tf.trainable_variables("one"))
+        losses = [sess.run([train_op, loss], feed)[1] for _ in range(20)]
+
+    # BasicLSTMCell's first step in NumPy: zero state, gates i, j, f, o
+    i, j, f, o = np.split(feed[x][:, 0] @ kernel[:width] + bias, 4, axis=1)
+    sigmoid = lambda v: 1 / (1 + np.exp(-v))
+    expected_h = np.tanh(sigmoid(i) * np.tanh(j)) * sigmoid(o)
+    print(rnn.BasicLSTMCell is tf.nn.rnn_cell.BasicLSTMCell, isinstance(state, rnn.LSTMStateTuple))
+    print(np.allclose(first_h, expected_h, atol=1e-5), np.allclose(last_h, h), c.shape)
+    print(losses[-1] < losses[0])
+"""
+
+
+def test_contrib_rnn_cells_train_with_keras_2(tmp_path):
+    pytest.importorskip("tf_keras")
+    program = write_program(tmp_path / "prog", "lstm.py", CONTRIB_RNN_PROGRAM)
+    done = tf1compat_run(program, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True True", "True True (6, 5)", "True"]
+
+
 def test_tracebacks_start_at_the_program_as_pythons_do(tmp_path):
     folder = tmp_path / "prog"
     typo = write_program(folder, "typo.py", "x = 1\nprint 'hello'\n")

@@ -5,7 +5,8 @@
 and every name of a module without counterpart are placeholders
 (:func:`~tf1compat.v1.proxy.unsupported`): they import fine and raise
 :class:`~tf1compat.errors.UnsupportedTF1Error` naming the alternative when called.
-``learn`` is such a module except for its datasets (:mod:`tf1compat.v1.tutorials`);
+Names of ``keras2`` are TensorFlow's under Keras 2 and those placeholders under
+Keras 3. ``learn`` is such a module except for its datasets (:mod:`tf1compat.v1.tutorials`);
 tf-slim's layers and variables take TF 1.x's float dimensions
 (:mod:`tf1compat.v1.tf1_rules`).
 """
@@ -30,6 +31,15 @@ def _referenced(reference):
     for part in path.split("."):
         node = getattr(node, part)
     return node
+
+
+def _with_keras2(reference, placeholder):
+    """What ``reference`` names under Keras 2; under Keras 3, which lacks it
+    (TensorFlow 2's "`X` is not available with Keras 3."), the placeholder."""
+    try:
+        return _referenced(reference)
+    except AttributeError:
+        return placeholder
 
 
 def _public_names(module):
@@ -60,6 +70,10 @@ def _build_module(name, spec, table):
 
     lazy = {n: (lambda reference=reference: _referenced(reference))
             for n, reference in spec.extras.items()}
+    keras2_placeholders = {n: placeholders.pop(n) for n in spec.keras2}
+    lazy.update({n: (lambda n=n, reference=reference:
+                     _with_keras2(reference, keras2_placeholders[n]))
+                 for n, reference in spec.keras2.items()})
     attributes = {**float_dimensions, **placeholders}
     if name == "slim":  # tf1compat's prefetch_queue, through the replaceable table
         attributes["prefetch_queue"] = ProxyModule(

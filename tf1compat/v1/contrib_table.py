@@ -17,14 +17,17 @@ class ContribModule:
     nothing, see ``alternative``); ``bases`` are ``extras`` more names, each as a reference
     (``"tf.nest"``: TensorFlow 2's ``tf.nest``; ``"v1.lookup"``: ``tf.compat.v1.lookup``;
     ``"tf_slim.layers"``: that module), so this table imports nothing; ``unsupported`` TF1 names
-    without counterpart -> alternative; ``constants`` class name -> its constants
-    (name -> TF1 value), kept on the placeholder class."""
+    without counterpart -> alternative; ``keras2`` names TensorFlow 2 gives only with Keras 2
+    (the tf-keras package) -> reference, placeholders of ``unsupported`` under Keras 3;
+    ``constants`` class name -> its constants (name -> TF1 value), kept on the placeholder
+    class."""
 
     maps_to: str | None
     alternative: str = ""
     bases: tuple = ()
     extras: dict = dataclasses.field(default_factory=dict)
     unsupported: dict = dataclasses.field(default_factory=dict)
+    keras2: dict = dataclasses.field(default_factory=dict)
     constants: dict = dataclasses.field(default_factory=dict)
 
 
@@ -32,6 +35,10 @@ _KERAS_CELLS = ("tf.keras.layers.LSTMCell / GRUCell / SimpleRNNCell with tf.kera
                 "or tf.compat.v1.nn.rnn_cell with the tf-keras package installed "
                 "(TF_USE_LEGACY_KERAS=1)")
 _FEATURE_COLUMNS = "tf.feature_column (e.g. tf.feature_column.numeric_column)"
+# tf.contrib.rnn's names that tf.compat.v1.nn.rnn_cell has under Keras 2
+_KERAS2_CELLS = ("RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell",
+                 "MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper",
+                 "LSTMStateTuple")
 
 CONTRIB = {
     "slim": ContribModule(
@@ -108,15 +115,16 @@ CONTRIB = {
             "LMDBDataset": "tensorflow_io's LMDB dataset"}),
     "rnn": ContribModule(
         "`static_rnn`, `static_bidirectional_rnn`, `static_state_saving_rnn` from "
-        "`tf.compat.v1.nn`; the cells need Keras 2",
+        "`tf.compat.v1.nn`; with Keras 2 (tf-keras), the cells of "
+        "`tf.compat.v1.nn.rnn_cell` (`BasicLSTMCell`, `MultiRNNCell`, `DropoutWrapper`, ...)",
         extras={name: f"v1.nn.{name}" for name in (
             "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")},
+        keras2={name: f"v1.nn.rnn_cell.{name}" for name in _KERAS2_CELLS},
         unsupported={name: _KERAS_CELLS for name in (
-            "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
-            "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple",
-            "LayerNormBasicLSTMCell", "AttentionCellWrapper", "OutputProjectionWrapper",
-            "InputProjectionWrapper", "LSTMBlockCell", "GRUBlockCell", "NASCell",
-            "UGRNNCell", "IntersectionRNNCell", "CoupledInputForgetGateLSTMCell")}),
+            *_KERAS2_CELLS, "LayerNormBasicLSTMCell", "AttentionCellWrapper",
+            "OutputProjectionWrapper", "InputProjectionWrapper", "LSTMBlockCell",
+            "GRUBlockCell", "NASCell", "UGRNNCell", "IntersectionRNNCell",
+            "CoupledInputForgetGateLSTMCell")}),
     "keras": ContribModule(
         "`tf.keras`: Keras 2 (the tf-keras package) under `tf1compat run`, Keras 3 without it",
         bases=("v1.keras",)),
