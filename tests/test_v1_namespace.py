@@ -165,6 +165,24 @@ def test_every_contrib_module_of_the_table_builds(tf1):
             assert unsupported_alternative(getattr(module, unsupported_name)) is not None
 
 
+def test_contrib_factorization_is_tensorflows_clustering_ops(tf1):
+    """Contract: TF 1.x moved contrib.factorization's KMeans into TensorFlow's
+    clustering ops; TensorFlow 2.21 still has it there with TF1's constants."""
+    from tensorflow.python.ops import clustering_ops
+
+    from tf1compat.errors import UnsupportedTF1Error
+
+    factorization = tf1.contrib.factorization
+    assert factorization.KMeans is clustering_ops.KMeans
+    assert (factorization.RANDOM_INIT, factorization.KMEANS_PLUS_PLUS_INIT,
+            factorization.KMC2_INIT, factorization.SQUARED_EUCLIDEAN_DISTANCE,
+            factorization.COSINE_DISTANCE) == (
+        "random", "kmeans_plus_plus", "kmc2", "squared_euclidean", "cosine")
+    with pytest.raises(UnsupportedTF1Error, match=r"tf\.contrib\.factorization\.WALSModel .*"
+                                                  r"TensorFlow Recommenders"):
+        factorization.WALSModel()
+
+
 def test_unknown_names_raise_attribute_and_module_not_found_errors(tf1):
     from tf1compat.v1.namespace import resolve
 

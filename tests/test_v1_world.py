@@ -326,6 +326,44 @@ def test_contrib_rnn_cells_train_with_keras_2(tmp_path):
     assert done.stdout.splitlines() == ["True True", "True True (6, 5)", "True"]
 
 
+KMEANS_PROGRAM = """
+    # Clustering with tf.contrib.factorization's KMeans, as TF 1.1's examples did.
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.contrib.factorization import KMeans
+
+    centers = np.array([[0., 0.], [10., 10.], [-10., 10.]], np.float32)
+    rng = np.random.RandomState(0)
+    points = np.concatenate([c + rng.randn(30, 2).astype(np.float32) for c in centers])
+    truth = np.repeat(np.arange(3), 30)
+    x = tf.placeholder(tf.float32, [None, 2])
+    factorization = tf.contrib.factorization
+    kmeans = KMeans(inputs=x, num_clusters=3,
+                    initial_clusters=factorization.KMEANS_PLUS_PLUS_INIT,
+                    distance_metric=factorization.SQUARED_EUCLIDEAN_DISTANCE,
+                    use_mini_batch=False, random_seed=1)
+    (_, cluster_idx, scores, _, init_op, train_op) = kmeans.training_graph()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer(), {x: points})
+        sess.run(init_op, {x: points})
+        for _ in range(5):
+            _, idx = sess.run([train_op, cluster_idx[0]], {x: points})
+        found = sess.run(tf.get_collection(tf.GraphKeys.GLOBAL_VARIABLES, "clusters")[0])
+    pure = all(len(set(idx[truth == k])) == 1 for k in range(3)) and len(set(idx)) == 3
+    order = [int(np.argmin(((found - c) ** 2).sum(1))) for c in centers]
+    print(pure, np.abs(found[order] - centers).max() < 0.6)
+    print(tf.contrib.factorization.COSINE_DISTANCE, tf.contrib.factorization.RANDOM_INIT,
+          tf.contrib.factorization.KMC2_INIT)
+"""
+
+
+def test_contrib_factorization_kmeans_finds_the_clusters(tmp_path):
+    program = write_program(tmp_path / "prog", "kmeans.py", KMEANS_PROGRAM)
+    done = tf1compat_run(program, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True True", "cosine random kmc2"]
+
+
 def test_tracebacks_start_at_the_program_as_pythons_do(tmp_path):
     folder = tmp_path / "prog"
     typo = write_program(folder, "typo.py", "x = 1\nprint 'hello'\n")

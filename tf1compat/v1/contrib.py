@@ -23,7 +23,11 @@ __all__ = ["build_contrib"]
 
 def _referenced(reference):
     """What a table reference names: ``tf.X`` / ``v1.X`` an attribute path of
-    TensorFlow 2 / ``tf.compat.v1``, anything else a module to import."""
+    TensorFlow 2 / ``tf.compat.v1``, ``module:name`` an attribute of a module, anything
+    else a module to import."""
+    module, _, attribute = reference.partition(":")
+    if attribute:
+        return getattr(importlib.import_module(module), attribute)
     root, _, path = reference.partition(".")
     if root not in ("tf", "v1"):
         return importlib.import_module(reference)

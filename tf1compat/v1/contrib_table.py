@@ -16,7 +16,8 @@ class ContribModule:
     """One ``tf.contrib.<name>``: ``maps_to`` says in words what provides it (None:
     nothing, see ``alternative``); ``bases`` are ``extras`` more names, each as a reference
     (``"tf.nest"``: TensorFlow 2's ``tf.nest``; ``"v1.lookup"``: ``tf.compat.v1.lookup``;
-    ``"tf_slim.layers"``: that module), so this table imports nothing; ``unsupported`` TF1 names
+    ``"tf_slim.layers"``: that module; ``"module:name"``: that module's attribute), so this
+    table imports nothing; ``unsupported`` TF1 names
     without counterpart -> alternative; ``keras2`` names TensorFlow 2 gives only with Keras 2
     (the tf-keras package) -> reference, placeholders of ``unsupported`` under Keras 3;
     ``constants`` class name -> its constants (name -> TF1 value), kept on the placeholder
@@ -35,6 +36,9 @@ _KERAS_CELLS = ("tf.keras.layers.LSTMCell / GRUCell / SimpleRNNCell with tf.kera
                 "or tf.compat.v1.nn.rnn_cell with the tf-keras package installed "
                 "(TF_USE_LEGACY_KERAS=1)")
 _FEATURE_COLUMNS = "tf.feature_column (e.g. tf.feature_column.numeric_column)"
+# TensorFlow's module of the KMeans that tf.contrib.factorization gave in TF 1.x (a
+# contract test checks it still holds those names)
+_CLUSTERING_OPS = "tensorflow.python.ops.clustering_ops"
 # tf.contrib.rnn's names that tf.compat.v1.nn.rnn_cell has under Keras 2
 _KERAS2_CELLS = ("RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell",
                  "MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper",
@@ -149,6 +153,20 @@ CONTRIB = {
         extras={"make_tensor_proto": "tf.make_tensor_proto",
                 "make_ndarray": "tf.make_ndarray",
                 "constant_value": "tf.get_static_value"}),
+    "factorization": ContribModule(
+        "`KMeans` and its constants (`RANDOM_INIT`, `KMEANS_PLUS_PLUS_INIT`, `KMC2_INIT`, "
+        "`SQUARED_EUCLIDEAN_DISTANCE`, `COSINE_DISTANCE`) from TensorFlow's clustering ops, "
+        "where TF 1.x moved contrib's",
+        extras={name: f"{_CLUSTERING_OPS}:{name}" for name in (
+            "KMeans", "RANDOM_INIT", "KMEANS_PLUS_PLUS_INIT", "KMC2_INIT",
+            "SQUARED_EUCLIDEAN_DISTANCE", "COSINE_DISTANCE")},
+        unsupported={
+            "KMeansClustering": "the KMeans class (training_graph) in a tf.compat.v1 loop",
+            "GMM": "TensorFlow Probability's tfp.distributions.MixtureSameFamily",
+            "GmmAlgorithm": "TensorFlow Probability's tfp.distributions.MixtureSameFamily",
+            "gmm": "TensorFlow Probability's tfp.distributions.MixtureSameFamily",
+            "WALSModel": "TensorFlow Recommenders, or tf.linalg.lstsq for alternating steps",
+            "WALSMatrixFactorization": "TensorFlow Recommenders"}),
     "signal": ContribModule("`tf.signal`", bases=("tf.signal",)),
     "stateless": ContribModule(
         "`tf.random.stateless_*` (`stateless_random_uniform` is `stateless_uniform`, ...)",
@@ -176,7 +194,6 @@ _WITHOUT_COUNTERPART = {
     "distributions": "TensorFlow Probability's tfp.distributions",
     "eager": "TensorFlow 2 eager execution and tf.function",
     "estimator": "the tensorflow_estimator package",
-    "factorization": "tf.keras models, or TensorFlow Recommenders",
     "feature_column": _FEATURE_COLUMNS,
     "ffmpeg": "tensorflow_io's audio and video ops",
     "gan": "TF-GAN (tensorflow_gan)",
