@@ -25,8 +25,9 @@ NOT_RUN_MARK = re.compile(r"<!-- not run: (?P<reason>[^>]+) -->\s*$")
 RUN = {"python", "bash"}
 OUTPUT = {"text"}
 # (page, first command of the block): blocks that install packages, run the whole suite
-# (scripts/test runs this file; scripts/demo's job is tests/test_demo.py's) or benchmark
-# for minutes (tests/test_bench.py runs the harness on tiny data).
+# (scripts/test runs this file; scripts/demo's job is tests/test_demo.py's), benchmark
+# for minutes (tests/test_bench.py runs the harness on tiny data), or fetch and run the
+# corpus's programs (network; tests/test_corpus.py runs the runner on programs of its own).
 NOT_RUN = {
     ("README.md", "pip install \".[cpu]\""),
     ("README.md", "scripts/demo"),
@@ -35,6 +36,8 @@ NOT_RUN = {
     ("docs/benchmarks.md", "scripts/bench --suite pruning"),
     ("docs/benchmarks.md", "scripts/bench --suite programs"),
     ("docs/data-service.md", "scripts/bench --suite service"),
+    ("docs/corpus.md", "mkdir -p corpus-src repositories"),
+    ("docs/corpus.md", "scripts/corpus --from corpus-src"),
 }
 
 

@@ -1,0 +1,182 @@
+"""Run the corpus: each program of ``programs.json``, fetched into a local folder,
+unmodified, with ``tf1compat run`` and ``tf1compat run --tf-data`` on synthetic data.
+
+``python -m corpus.run --from FOLDER`` expects ``FOLDER/<name>/`` to hold each
+program's files as its repository has them (docs/corpus.md says how to fetch them).
+Each run gets a fresh working folder (a copy of the program's files plus its data,
+under ``--out``), a time limit, and one of four outcomes:
+
+- ``ok``: the program exited 0;
+- ``stopped``: it ran past its ``reached`` mark (its training loop) and was stopped
+  by the time limit -- counted as a success, and said so;
+- ``fail``: it exited non-zero; the table shows its first failing line;
+- ``timeout``: the time limit came before its ``reached`` mark (or it has none).
+
+It prints one row per program and ``K/N`` for each mode; exit status 0 when every
+run succeeded, 1 otherwise.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from corpus.data import make_data
+
+PROGRAMS = pathlib.Path(__file__).with_name("programs.json")
+MODES = {"run": [], "tf-data": ["--tf-data"]}
+SUCCESS = ("ok", "stopped")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One program's run in one mode."""
+
+    name: str
+    mode: str
+    status: str  # ok, stopped, fail or timeout
+    seconds: float
+    detail: str = ""  # the first failing line, or what the stopped run reached
+
+
+def load_programs(path=PROGRAMS):
+    """The corpus entries of ``programs.json``."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["programs"]
+
+
+def first_failing_line(stderr, workdir):
+    """Where and what failed: the innermost traceback frame in the program's own
+    files (``file.py:LINE``) and the exception line; else the last line of stderr."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    exception = next((line.strip() for line in reversed(lines)
+                      if _EXCEPTION_LINE.match(line.strip())), None)
+    if exception is None:
+        return lines[-1].strip() if lines else "(no output)"
+    where = None
+    root = os.path.realpath(workdir) + os.sep
+    for line in lines:
+        match = _FRAME.match(line)
+        if match and os.path.realpath(match["file"]).startswith(root):
+            where = f"{os.path.relpath(os.path.realpath(match['file']), root)}:{match['line']}"
+    return f"{where}: {exception}" if where else exception
+
+
+def classify(returncode, timed_out, output, reached=None):
+    """``(status, detail)`` of a run: see the module's docstring."""
+    if timed_out:
+        mark = re.search(reached, output, re.MULTILINE) if reached else None
+        if mark:
+            return "stopped", f"reached {mark.group(0)!r}, stopped by the time limit"
+        return "timeout", "the time limit came before the program reached its training loop"
+    if returncode == 0:
+        return "ok", ""
+    return "fail", None  # the caller fills in the first failing line
+
+
+def run_program(program, mode, source, out, timeout, seed=0):
+    """Copy the program's files from ``source`` into a fresh folder under ``out``,
+    make its data there, run it in ``mode``; returns an :class:`Outcome`."""
+    workdir = os.path.join(out, program["name"], mode)
+    shutil.rmtree(workdir, ignore_errors=True)
+    shutil.copytree(os.path.join(source, program["name"]), workdir)
+    make_data(workdir, program.get("data", []), seed=seed)
+    command = [sys.executable, "-m", "tf1compat", "run", *MODES[mode],
+               program["entry"], *program.get("args", [])]
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    limit = program.get("timeout", timeout)
+    start = time.monotonic()
+    process = subprocess.Popen(command, cwd=workdir, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=limit)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the program and any child it started
+        stdout, stderr = process.communicate()
+        timed_out = True
+    seconds = time.monotonic() - start
+    with open(os.path.join(workdir, "output.txt"), "w", encoding="utf-8") as f:
+        f.write(f"$ {' '.join(command)}\n--- stdout\n{stdout}\n--- stderr\n{stderr}")
+    status, detail = classify(process.returncode, timed_out, stdout + stderr,
+                              program.get("reached"))
+    if detail is None:
+        detail = first_failing_line(stderr, workdir)
+    return Outcome(program["name"], mode, status, seconds, detail)
+
+
+def format_table(names, outcomes, modes=tuple(MODES)):
+    """The results as text: a row per program, K/N per mode, then each failure's
+    first failing line (and each stopped run's mark)."""
+    by_key = {(o.name, o.mode): o for o in outcomes}
+    width = max([len("program"), *map(len, names)])
+    header = f"{'program':<{width}}  " + "  ".join(f"{m:<16}" for m in modes)
+    rows = [header, "-" * len(header)]
+    for name in names:
+        cells = []
+        for mode in modes:
+            o = by_key.get((name, mode))
+            cells.append(f"{o.status} ({o.seconds:.0f} s)" if o else "-")
+        rows.append(f"{name:<{width}}  " + "  ".join(f"{c:<16}" for c in cells))
+    rows.append("")
+    for mode in modes:
+        ran = [by_key[(n, mode)] for n in names if (n, mode) in by_key]
+        good = sum(o.status in SUCCESS for o in ran)
+        rows.append(f"{mode}: {good}/{len(ran)} succeeded")
+    notes = [o for o in outcomes if o.detail]
+    if notes:
+        rows.append("")
+        rows.extend(f"{o.name} [{o.mode}] {o.status}: {o.detail}" for o in notes)
+    return "\n".join(rows)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m corpus.run", description=__doc__.split(
+        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--from", dest="source", required=True,
+                        help="folder holding each program's fetched files in <name>/")
+    parser.add_argument("--out", default="corpus-output",
+                        help="folder for the working copies, data and outputs")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="seconds per run, unless the program sets its own")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these programs")
+    parser.add_argument("--mode", choices=tuple(MODES), action="append",
+                        help="run only in this mode (repeatable; default: both)")
+    args = parser.parse_args(argv)
+    programs = load_programs()
+    if args.only:
+        unknown = sorted(set(args.only) - {p["name"] for p in programs})
+        if unknown:
+            parser.error(f"unknown program(s) {', '.join(unknown)}; the corpus has "
+                         f"{', '.join(p['name'] for p in programs)}")
+        programs = [p for p in programs if p["name"] in args.only]
+    missing = [p["name"] for p in programs
+               if not os.path.isdir(os.path.join(args.source, p["name"]))]
+    if missing:
+        parser.error(f"{args.source} has no folder for {', '.join(missing)} "
+                     "(fetch them as docs/corpus.md shows)")
+    modes = tuple(args.mode or MODES)
+    outcomes = []
+    for program in programs:
+        for mode in modes:
+            outcome = run_program(program, mode, args.source, os.path.abspath(args.out),
+                                  args.timeout)
+            print(f"{outcome.name} [{mode}]: {outcome.status} ({outcome.seconds:.0f} s)",
+                  flush=True)
+            outcomes.append(outcome)
+    print()
+    print(format_table([p["name"] for p in programs], outcomes, modes))
+    return 0 if all(o.status in SUCCESS for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

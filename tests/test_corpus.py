@@ -1,0 +1,217 @@
+"""The corpus runner and its data makers (corpus/), on programs written here: the
+corpus's own programs are not in the repository (docs/corpus.md)."""
+
+import gzip
+import io
+import struct
+import textwrap
+
+import numpy as np
+import pytest
+
+from corpus import run
+from corpus.data import make_data
+
+
+def _records(path):
+    from tf1compat.tfrecord import iter_records
+
+    return list(iter_records(str(path)))
+
+
+def test_csv_rows_have_the_header_and_each_columns_kind(tmp_path):
+    make_data(tmp_path, [{"recipe": "csv_rows", "path": "data/heart.csv", "rows": 7,
+                          "header": ["a", "famhist", "label"],
+                          "columns": ["float", ["Present", "Absent"], "int"]}])
+    lines = (tmp_path / "data" / "heart.csv").read_text().splitlines()
+    assert lines[0] == "a,famhist,label" and len(lines) == 8
+    for line in lines[1:]:
+        number, word, label = line.split(",")
+        assert 0 <= float(number) <= 100 and word in ("Present", "Absent") and label in "01"
+
+
+@pytest.mark.tf
+def test_records_are_the_examples_tensorflow_parses(tmp_path):
+    import tensorflow as tf
+
+    make_data(tmp_path, [
+        {"recipe": "raw_image_records", "path": "F:/data/cats.records", "shape": [4, 3, 2],
+         "count": 12},
+        {"recipe": "raw_image_records", "path": "ages.tfrecords", "shape": [5], "count": 3,
+         "label": "bytes", "image_key": "image_raw"},
+        {"recipe": "mixed_records", "path": "test.tfrecord", "count": 4}])
+    cats = [tf.io.parse_single_example(r, {"image": tf.io.FixedLenFeature([], tf.string),
+                                           "label": tf.io.FixedLenFeature([], tf.int64)})
+            for r in tf.data.TFRecordDataset(str(tmp_path / "F:/data/cats.records"))]
+    assert [int(c["label"]) for c in cats] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1]
+    assert {len(c["image"].numpy()) for c in cats} == {4 * 3 * 2}
+    ages = [tf.io.parse_single_example(r, {"image_raw": tf.io.FixedLenFeature([], tf.string),
+                                           "label": tf.io.FixedLenFeature([], tf.string)})
+            for r in tf.data.TFRecordDataset(str(tmp_path / "ages.tfrecords"))]
+    assert [a["label"].numpy() for a in ages] == [b"age0", b"age1", b"age2"]
+    mixed = [tf.io.parse_single_example(r, {"a": tf.io.FixedLenFeature([], tf.float32),
+                                            "b": tf.io.FixedLenFeature([2], tf.int64),
+                                            "c": tf.io.FixedLenFeature([], tf.string)})
+             for r in tf.data.TFRecordDataset(str(tmp_path / "test.tfrecord"))]
+    assert [m["b"].numpy().tolist() for m in mixed] == [[0, 0], [1, 2], [2, 4], [3, 6]]
+    assert {len(m["c"].numpy()) for m in mixed} == {6}
+
+
+def test_the_same_seed_writes_the_same_bytes_and_another_seed_others(tmp_path):
+    spec = [{"recipe": "raw_image_records", "path": "x.tfrecords", "shape": [8], "count": 3}]
+    for seed, folder in ((0, "a"), (0, "b"), (1, "c")):
+        make_data(tmp_path / folder, spec, seed=seed)
+    a, b, c = (_records(tmp_path / f / "x.tfrecords") for f in "abc")
+    assert a == b and a != c
+
+
+def test_mnist_idx_files_have_the_standard_headers(tmp_path):
+    make_data(tmp_path, [{"recipe": "mnist_idx", "path": "MNIST_data", "train": 6, "test": 2}])
+    for name, magic, shape in (("train-images-idx3-ubyte.gz", 2051, (6, 28, 28)),
+                               ("train-labels-idx1-ubyte.gz", 2049, (6,)),
+                               ("t10k-images-idx3-ubyte.gz", 2051, (2, 28, 28)),
+                               ("t10k-labels-idx1-ubyte.gz", 2049, (2,))):
+        data = gzip.decompress((tmp_path / "MNIST_data" / name).read_bytes())
+        header = struct.unpack(f">{1 + len(shape)}I", data[:4 * (1 + len(shape))])
+        assert header == (magic, *shape)
+        assert len(data) == 4 * (1 + len(shape)) + int(np.prod(shape))
+
+
+def test_jpeg_files_decode_to_their_size(tmp_path):
+    from PIL import Image
+
+    make_data(tmp_path, [{"recipe": "jpeg_files", "paths": ["data/a.jpg"], "size": [10, 20]}])
+    image = Image.open(io.BytesIO((tmp_path / "data" / "a.jpg").read_bytes()))
+    assert image.format == "JPEG" and image.size == (20, 10) and image.mode == "RGB"
+
+
+def test_an_unknown_recipe_lists_the_valid_ones(tmp_path):
+    with pytest.raises(ValueError, match=r"unknown data recipe 'tfrecords'; valid recipes: "
+                                         r"csv_rows, jpeg_files, mixed_records, mnist_idx, "
+                                         r"raw_image_records$"):
+        make_data(tmp_path, [{"recipe": "tfrecords"}])
+
+
+def test_every_program_of_the_corpus_is_described_and_its_data_makeable(tmp_path):
+    programs = run.load_programs()
+    assert len(programs) >= 12
+    assert len({p["name"] for p in programs}) == len(programs)
+    for program in programs:
+        assert {"name", "repository", "files", "entry", "exercises"} <= program.keys()
+        for file in program["files"]:
+            assert len(file["commit"]) == 40 and int(file["commit"], 16) >= 0
+        assert any(f["path"].endswith(program["entry"]) for f in program["files"])
+        for spec in program.get("data", []):
+            assert spec["recipe"] in ("csv_rows", "raw_image_records", "mixed_records",
+                                      "jpeg_files", "mnist_idx")
+
+
+TRACEBACK = """\
+Traceback (most recent call last):
+  File "{lib}/tensorflow/python/client/session.py", line 1400, in _do_call
+    return fn(*args)
+  File "{work}/train.py", line 29, in <module>
+    print(sess.run(label_batch))
+  File "{work}/helpers/input.py", line 7, in read
+    raise ValueError("no files match './output2/*.tfrecords'")
+ValueError: no files match './output2/*.tfrecords'
+"""
+
+
+def test_the_first_failing_line_is_the_innermost_frame_of_the_program(tmp_path):
+    work = tmp_path / "work"
+    (work / "helpers").mkdir(parents=True)
+    stderr = TRACEBACK.format(lib=tmp_path / "site-packages", work=work)
+    assert run.first_failing_line(stderr, work) == (
+        "helpers/input.py:7: ValueError: no files match './output2/*.tfrecords'")
+    assert run.first_failing_line(stderr, tmp_path / "elsewhere") == (
+        "ValueError: no files match './output2/*.tfrecords'")
+    assert run.first_failing_line("warming up\nKilled\n", work) == "Killed"
+    assert run.first_failing_line("", work) == "(no output)"
+
+
+def test_a_timed_out_run_counts_only_past_its_mark():
+    assert run.classify(0, False, "done") == ("ok", "")
+    assert run.classify(1, False, "boom") == ("fail", None)
+    assert run.classify(-9, True, "Step 1, loss 2.3\nStep 2", r"Step \d+, loss") == (
+        "stopped", "reached 'Step 1, loss', stopped by the time limit")
+    status, detail = run.classify(-9, True, "loading data", r"Step \d+, loss")
+    assert status == "timeout" and "before the program reached its training loop" in detail
+    assert run.classify(-9, True, "Step 1, loss 2.3")[0] == "timeout"  # no mark: no claim
+
+
+def test_the_table_counts_k_of_n_per_mode_and_lists_each_failure():
+    outcomes = [run.Outcome("csv", "run", "ok", 5.2),
+                run.Outcome("csv", "tf-data", "fail", 6.0, "train.py:3: KeyError: 'x'"),
+                run.Outcome("lstm", "run", "stopped", 90.0, "reached 'Step 1', stopped by ..."),
+                run.Outcome("lstm", "tf-data", "timeout", 90.0, "the time limit came ...")]
+    table = run.format_table(["csv", "lstm"], outcomes).splitlines()
+    assert table[0].split() == ["program", "run", "tf-data"]
+    assert table[2].split() == ["csv", "ok", "(5", "s)", "fail", "(6", "s)"]
+    assert "run: 2/2 succeeded" in table and "tf-data: 0/2 succeeded" in table
+    assert table[-3:] == ["csv [tf-data] fail: train.py:3: KeyError: 'x'",
+                          "lstm [run] stopped: reached 'Step 1', stopped by ...",
+                          "lstm [tf-data] timeout: the time limit came ..."]
+
+
+CSV_PROGRAM = """
+    import tensorflow as tf
+
+    queue = tf.train.string_input_producer(["scores.csv"], num_epochs=1, shuffle=False)
+    _, line = tf.TextLineReader().read(queue)
+    a, b = tf.decode_csv(line, record_defaults=[[0.0], [0.0]])
+    batch = tf.train.batch([a + b], batch_size=5)
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        print("batch", sess.run(batch).shape)
+        coord.request_stop()
+        coord.join(threads)
+"""
+
+
+def _corpus(tmp_path, programs):
+    source = tmp_path / "fetched"
+    entries = []
+    for name, code, extra in programs:
+        (source / name).mkdir(parents=True)
+        (source / name / "main.py").write_text(textwrap.dedent(code))
+        entries.append({"name": name, "entry": "main.py", **extra})
+    return source, entries
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_programs_run_in_fresh_folders_with_their_data_and_a_time_limit(tmp_path):
+    source, (csv_reader, broken, endless) = _corpus(tmp_path, [
+        ("csv_reader", CSV_PROGRAM, {"data": [{"recipe": "csv_rows", "path": "scores.csv",
+                                               "rows": 10, "columns": ["float", "float"]}]}),
+        ("broken", "import json\njson.loads('{')\n", {}),
+        ("endless", "import time\nprint('loading', flush=True)\nwhile True: time.sleep(1)\n",
+         {"reached": r"Step \d", "timeout": 3})])
+    out = tmp_path / "out"
+    done = run.run_program(csv_reader, "run", source, out, timeout=120)
+    assert (done.status, done.detail) == ("ok", "")
+    assert "batch (5,)" in (out / "csv_reader" / "run" / "output.txt").read_text()
+    assert (out / "csv_reader" / "run" / "scores.csv").is_file()
+    assert not (source / "csv_reader" / "scores.csv").exists()  # the fetched folder stays as is
+    failed = run.run_program(broken, "tf-data", source, out, timeout=120)
+    assert failed.status == "fail" and failed.detail.startswith(
+        "main.py:2: json.decoder.JSONDecodeError: Expecting property name")
+    # never reaching its mark, whenever the limit comes: a timeout, the program killed
+    endless_run = run.run_program(endless, "run", source, out, timeout=120)
+    assert endless_run.status == "timeout" and endless_run.seconds >= 3
+    assert "before the program reached its training loop" in endless_run.detail
+
+
+def test_the_command_names_unknown_programs_and_missing_folders(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run.main(["--from", str(tmp_path), "--only", "nosuch"])
+    assert exit_info.value.code == 2
+    assert "unknown program(s) nosuch; the corpus has stanford_csv_reader" in \
+        capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        run.main(["--from", str(tmp_path), "--only", "stanford_csv_reader"])
+    assert (f"{tmp_path} has no folder for stanford_csv_reader (fetch them as docs/corpus.md "
+            "shows)") in capsys.readouterr().err
