@@ -195,6 +195,22 @@ def test_the_recorded_names_are_the_installed_tensorflows():
     assert "dense" in now["without_keras2"]["tensorflow.layers"]   # not Keras 3's
 
 
+def test_check_leaves_underscore_names_alone(tmp_path, capsys):
+    """pix2pix's `tf.__version__.split('.')[0] != "1"`: run mode gives the version,
+    the record lists public names only, so check does not judge dunder names."""
+    from tf1compat import cli
+
+    (tmp_path / "pix2pix.py").write_text(
+        "import tensorflow as tf\n"
+        "if tf.__version__.split('.')[0] != '1' or tf.VERSION < '1.4':\n"
+        "    raise Exception('Tensorflow version 1 required')\n"
+        "tf.contrib.quantize.create_training_graph()\n")
+    assert cli.main(["check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[0] for line in out[:-1]] == [f"{tmp_path / 'pix2pix.py'}:4"]
+    assert out[-1] == "1 file(s) checked: 1 unsupported name(s) in 1 file(s)"
+
+
 def test_check_names_an_unreadable_file_and_carries_on(tmp_path, capsys):
     from tf1compat import cli
 
@@ -228,8 +244,8 @@ def test_check_never_opens_a_fifo_nor_reads_a_huge_file(tmp_path, capsys):
     assert capsys.readouterr().out.startswith(pipe)
 
 
-# Keras 2 names (tf.layers, tf.nn.rnn_cell, tf.contrib.keras) work in run mode with
-# tf-keras; tf.contrib.rnn's cells and tf.estimator do not.
+# Keras 2 names (tf.layers, tf.nn.rnn_cell, tf.contrib.keras, tf.contrib.rnn's cells)
+# work in run mode with tf-keras; tf.estimator does not.
 KERAS2_PROGRAM = """\
 import tensorflow as tf
 from tensorflow.contrib import keras as contrib_keras
@@ -268,15 +284,11 @@ def test_check_lists_what_run_mode_cannot_give_with_and_without_tf_keras(
     (tmp_path / "layers.py").write_text(KERAS2_PROGRAM)
     assert cli.main(["check", str(tmp_path)]) == 1
     listed = [line.split(": ")[0] for line in capsys.readouterr().out.splitlines()[:-1]]
-    assert listed == [f"{tmp_path / 'layers.py'}:11", f"{tmp_path / 'layers.py'}:15"]
+    assert listed == [f"{tmp_path / 'layers.py'}:15"]
     ran = _run_keras2_program(tmp_path, keras2=True)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines() == [
         "built [None, 10] 3 LSTMStateTuple(c=4, h=4)",
-        "UnsupportedTF1Error tf.contrib.rnn.BasicLSTMCell is not available in tf1compat run "
-        "mode: TensorFlow 2 has no counterpart for it. Use instead: tf.keras.layers.LSTMCell / "
-        "GRUCell / SimpleRNNCell with tf.keras.layers.RNN, or tf.compat.v1.nn.rnn_cell with "
-        "the tf-keras package installed (TF_USE_LEGACY_KERAS=1)",
         "AttributeError module 'tf' has no attribute 'estimator' (tf1compat run mode: module "
         "'tensorflow.compat.v1' has no attribute 'estimator')"]
 
@@ -294,6 +306,8 @@ def test_check_lists_what_run_mode_cannot_give_with_and_without_tf_keras(
     assert findings[0].reason == (
         'needs Keras 2, the tf-keras package, which is not installed: pip install --no-deps '
         '"tf-keras~=2.21.0" (`conv2d` is not available with Keras 3.)')
+    assert findings[4].reason.endswith(
+        "(tf1compat run mode gives `BasicLSTMCell` only with Keras 2)")
     without = _run_keras2_program(tmp_path, keras2=False)
     assert without.returncode == 1
     assert without.stderr.splitlines()[-1].endswith("`conv2d` is not available with Keras 3.")

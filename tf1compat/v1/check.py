@@ -211,9 +211,10 @@ def _walk(parts):
 def _problem(dotted):
     """Why run mode cannot give ``dotted`` (``tensorflow.x.y``), or None. Attributes
     of modules and placeholders are followed (a placeholder's constants are fine);
-    those of anything else are not judged."""
+    those of anything else are not judged, nor are names with a leading underscore
+    (``tf.__version__``: the record lists public names only)."""
     parts = dotted.split(".")[1:]
-    if parts and parts[0] in _PRIVATE:
+    if parts and parts[0] in _PRIVATE or any(part.startswith("_") for part in parts):
         return None
     node, missing = _walk(parts)
     if isinstance(missing, _Keras2Missing):

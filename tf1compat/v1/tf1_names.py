@@ -22,8 +22,9 @@ gets, with ``{name}`` in place of the name. Left out: ``tensorflow.python`` /
 
 The stored record is run mode's as ``tf1compat run`` sets it up, with Keras 2
 (:func:`record_run_mode_names`): its ``"without_keras2"`` maps a module to the
-names in it that Keras 2 gives and TensorFlow's Keras 3 does not (``tf.layers.dense``),
-each to the message a program gets without tf-keras (``""``: the name is missing).
+names in it that Keras 2 gives and TensorFlow's Keras 3 does not (``tf.layers.dense``,
+``tf.contrib.rnn.BasicLSTMCell``), each to the message a program gets without tf-keras
+(``""``: the name is missing).
 """
 
 import functools
@@ -123,9 +124,13 @@ def _recorded(process):
     return json.loads(out.splitlines()[-1])
 
 
+_PLACEHOLDER_WITHOUT_KERAS2 = "tf1compat run mode gives `{name}` only with Keras 2"
+
+
 def _needing_keras2(with_keras2, without):
     """``{module: {name: message}}``: the names ``with_keras2`` gives that ``without``
-    does not, with the message ``without`` records for them (``""``: missing)."""
+    does not (missing, raising, or a placeholder of run mode's: ``tf.contrib.rnn``'s
+    cells), with the message ``without`` records for them (``""``: missing)."""
     needing = {}
     for module, entry in with_keras2.items():
         other = without.get(module)
@@ -133,8 +138,11 @@ def _needing_keras2(with_keras2, without):
             continue
         for name, kind in entry.items():
             missing = other.get(name, other.get("*"))
-            if name != "*" and not kind.startswith("!") and (
-                    missing is None or missing.startswith("!")):
+            if name == "*" or kind.startswith(("!", "u")):
+                continue
+            if missing == "u":
+                needing.setdefault(module, {})[name] = _PLACEHOLDER_WITHOUT_KERAS2
+            elif missing is None or missing.startswith("!"):
                 needing.setdefault(module, {})[name] = (missing or "")[1:]
     return needing
 
