@@ -355,3 +355,38 @@ def test_seeded_program_trains_the_same_on_tf_data(tmp_path, allow_smaller):
                          rf"insufficient elements \(requested {numbers}\)")
     assert message.fullmatch(queued[-1]) and message.fullmatch(lowered[-1]), (queued[-1],
                                                                                lowered[-1])
+
+
+# A cond holding an Assert (tf.case(exclusive=True), as slim's Image handler decodes)
+# and a checked op after it (an Assert guarding an identity, as tf.random_crop checks
+# its shape): tf.function's automatic control dependencies made the lowered function
+# return nothing ("No return value for index 0") when the graph was imported there.
+CASE_AND_CHECK = """
+    import sys
+    import numpy as np
+    import tensorflow as tf
+
+    queue = tf.train.string_input_producer(sys.argv[1:], num_epochs=1, shuffle=False)
+    _, value = tf.TFRecordReader().read(queue)
+    example = tf.parse_single_example(value, {
+        "id": tf.FixedLenFeature([], tf.int64), "x": tf.FixedLenFeature([3], tf.float32)})
+    x = tf.case([(tf.equal(example["id"] % 2, 0), lambda: example["x"] * 2.0)],
+                default=lambda: -example["x"], exclusive=True)
+    check = tf.Assert(tf.reduce_all(tf.shape(x) > 0), ["empty x"])
+    with tf.control_dependencies([check]):
+        x = tf.identity(x)
+    ids, xs = tf.train.batch([example["id"], x], 4, allow_smaller_final_batch=True)
+""" + LOOP
+
+
+@pytest.mark.timeout(600)
+def test_a_cond_holding_an_assert_and_a_checked_op_lower_and_give_the_queue_values(
+        tmp_path, tfrecords):
+    program = write_program(tmp_path, CASE_AND_CHECK)
+    queued = run_program(tmp_path, program, *tfrecords, tf_data=False)
+    lowered = run_program(tmp_path, program, *tfrecords)
+    assert reading(lowered.stdout) == reading(queued.stdout)
+    batches = [line for line in reading(queued.stdout) if line.startswith("batch")]
+    assert len(batches) == 6 and "end of data" in queued.stdout
+    assert "runner threads 0" in lowered.stdout.splitlines()
+    assert "stays on queues" not in lowered.stderr

@@ -229,12 +229,21 @@ class GraphFunction:
         by_name = dict(zip((t.name for t in self.inputs), values, strict=True))
         computed = {}
         if self._computed:
-            # Identities capture values of an enclosing function (import_graph_def
-            # would take them by name, from the wrong graph).
-            results = v1.import_graph_def(
-                self._graph_def,
-                input_map={name: tf.identity(by_name[name]) for name in self._mapped},
-                return_elements=self._returned, name="lowered")
+            # Imported in a function of its own (wrap_function: no automatic control
+            # dependencies), called with the values of the enclosing one. Imported into
+            # a tf.data function directly, its ops met tf.function's automatic control
+            # dependencies, which do not know imported v1 conds: with a cond holding an
+            # Assert (tf.case(exclusive=True)) and another Assert (tf.random_crop's check)
+            # the function returned nothing ("No return value for index 0").
+            mapped = [tf.convert_to_tensor(by_name[name]) for name in self._mapped]
+
+            def imported(*arguments):
+                return v1.import_graph_def(
+                    self._graph_def, input_map=dict(zip(self._mapped, arguments, strict=True)),
+                    return_elements=self._returned, name="lowered")
+
+            wrapped = v1.wrap_function(imported, [tf.TensorSpec.from_tensor(t) for t in mapped])
+            results = wrapped(*mapped)
             computed = dict(zip(self._computed, results, strict=True))
         return [computed[t.name] if t.name in computed else by_name[t.name]
                 for t in self.outputs]
