@@ -413,3 +413,83 @@ def test_worker_killed_mid_epoch_and_restarted_epoch_completes(cluster_servers, 
     assert len(ids) == len(set(ids)) and set(ids) <= set(local)
     assert all(local[example_id] == image for example_id, image in seen)
     assert len(ids) >= 16                  # the batches read before the kill
+
+
+# The program of PROGRAM, reading slowly (one batch per 0.2 s) and saying so, so that a
+# test can kill a server while it reads.
+SLOW_PROGRAM = PROGRAM.replace(
+    "seen.extend(zip(batch_ids.tolist(), map(bytes, batch_images)))",
+    "seen.extend(zip(batch_ids.tolist(), map(bytes, batch_images)))\n"
+    "            print('read', len(seen), flush=True)\n"
+    "            __import__('time').sleep(0.2)").replace("num_epochs=2", "num_epochs=50")
+
+
+def test_a_server_gone_for_good_ends_the_read_within_the_bound(request, records, tmp_path):
+    """A worker killed (SIGKILL) mid-epoch and never restarted: TensorFlow's client
+    would wait for its task (more than 6 minutes measured); with a bound of 5 s the
+    iteration raises, naming the dispatcher, the wait and the worker to restart. Then
+    an unmodified program reading on the same cluster whose dispatcher is killed
+    mid-run ends with one line and exit 2, saying to restart the dispatcher. A cluster
+    of its own: the module's stays whole."""
+    import tensorflow as tf
+
+    import tf1compat as tc
+    from tf1compat.migrate.service import stalled_error
+    service, dispatcher, workers = start_cluster(request)
+    fetches = classic_pipeline(records, num_epochs=2, batch_size=4)
+    read = 0
+    with pytest.raises(tf.errors.UnknownError) as e:
+        for index, _ in enumerate(tc.to_tf_data(fetches, service=service, service_timeout=5)):
+            read += 1
+            time.sleep(0.1)                # a slow reader: the epoch is still running
+            if index == 3:
+                workers[1].process.kill()
+                workers[1].process.wait()
+                killed = time.monotonic()
+    assert time.monotonic() - killed < 60           # hang guard: the bound is 5 s
+    stalled = stalled_error(e.value)
+    port = service.rsplit(":", 1)[1]
+    assert str(stalled) == (
+        f"no element from the tf.data service at {service} in 5 s: the dispatcher answers, "
+        "so a worker holding part of this job is gone; restart it on its address "
+        f"(`tf1compat data-service worker --dispatcher HOST:{port} --port PORT`), or give "
+        "a slow pipeline a longer bound (service_timeout=, --data-service-timeout)")
+    assert str(stalled) in str(e.value) and isinstance(stalled, tc.DataServiceError)
+    assert stalled.address == service and stalled.timeout == 5 and read >= 4
+
+    program = tmp_path / "program.py"
+    program.write_text(SLOW_PROGRAM)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tf1compat", "run", "--tf-data", "--data-service", service,
+         "--data-service-timeout", "5", str(program), *records],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_ENV)
+    request.addfinalizer(run.kill)
+    first = run.stdout.readline()
+    assert first.startswith("read "), run.stderr.read()[-3000:]
+    dispatcher.process.kill()
+    dispatcher.process.wait()
+    killed = time.monotonic()
+    out, err = run.communicate(timeout=120)
+    assert time.monotonic() - killed < 60           # hang guard: the bound is 5 s
+    assert run.returncode == 2, err[-3000:]
+    assert err.strip().splitlines()[-1] == (
+        f"tf1compat run: error: no element from the tf.data service at {service} in 5 s: "
+        "the dispatcher stopped answering; restart it (`tf1compat "
+        f"data-service dispatcher --port {port} --work-dir DIR`: with the same DIR it "
+        "carries on its jobs) and run again")
+    assert "end of data" not in out
+
+
+def test_data_service_timeout_is_checked_before_anything_runs(tmp_path):
+    program = tmp_path / "program.py"
+    program.write_text("raise SystemExit('the program ran')")
+    completed = run_cli("run", "--data-service-timeout", "5", str(program))
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == ("tf1compat run: error: --data-service-timeout bounds "
+                                        "the waits of --data-service; pass both")
+    completed = run_cli("run", "--tf-data", "--data-service", "grpc://127.0.0.1:1",
+                        "--data-service-timeout", "0", str(program))
+    assert completed.returncode == 2
+    assert completed.stderr.strip().splitlines()[-1] == (
+        "tf1compat run: error: argument --data-service-timeout: expected a positive number "
+        "of seconds (inf: no limit), got '0'")

@@ -4,6 +4,7 @@ handler returning the exit code; handlers import what they need lazily so that
 
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -132,6 +133,17 @@ def _report_unreadable(command, path, error):
 
 def _compression_argument(args):
     return {"auto": "auto", "none": None}.get(args.compression, args.compression)
+
+
+def _positive_seconds(text):
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds (inf: no "
+                                         f"limit), got {text!r}")
+    return seconds
 
 
 def _non_negative_int(text):
@@ -415,6 +427,11 @@ def _add_run(subparsers):
     p.add_argument("--data-service", default=None, metavar="grpc://HOST:PORT",
                    help="with --tf-data: run those pipelines on the tf.data service whose "
                         "dispatcher listens there (`tf1compat data-service`)")
+    p.add_argument("--data-service-timeout", type=_positive_seconds, default=None,
+                   metavar="SECONDS",
+                   help="with --data-service: how long a read waits for the service's next "
+                        "element before the run fails naming the server to restart "
+                        "(default 120; inf: wait as TensorFlow does)")
     p.add_argument("target", metavar="PROGRAM", help="the program file (or module with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the program's own arguments")
@@ -429,10 +446,15 @@ def _run_program(args):
         print("tf1compat run: error: --data-service runs the pipelines of --tf-data; "
               "pass both", file=sys.stderr)
         return 2
+    if args.data_service_timeout is not None and args.data_service is None:
+        print("tf1compat run: error: --data-service-timeout bounds the waits of "
+              "--data-service; pass both", file=sys.stderr)
+        return 2
     run = program.run_module if args.module else program.run_path
     try:
         return run(args.target, args.args, grace_period=args.grace_period,
-                   tf_data=args.tf_data, data_service=args.data_service)
+                   tf_data=args.tf_data, data_service=args.data_service,
+                   data_service_timeout=args.data_service_timeout)
     except (program.ProgramNotFoundError, ValueError) as e:
         print(f"tf1compat run: error: {e}", file=sys.stderr)
         return 2

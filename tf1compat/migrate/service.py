@@ -23,19 +23,37 @@ How the lowered plan is cut (:func:`build_distributed`):
   remainder dropped or kept), so batch sizes and counts are TF1's and no worker
   drops its own remainder; a ``padded_batch`` is done here; what follows the batch
   (ops on the dequeued batch) runs here too.
+
+Bounded waits: TensorFlow's client waits for a worker that died until the dispatcher
+drops it, and for a dispatcher that died forever. Here the workers' elements are taken
+from the service in a session of their own, each wait bounded by ``service_timeout``
+seconds (``RunOptions.timeout_in_ms``, which cancels the read); past it the reading
+raises :class:`~tf1compat.errors.DataServiceError` naming the dispatcher, the wait and
+what to restart, and the service's reading ends. tf.data passes the error on as
+``tf.errors.UnknownError`` carrying its message; :func:`stalled_error` gives the
+:class:`~tf1compat.errors.DataServiceError` itself.
 """
 
+import math
+import threading
 import urllib.parse
 
+from tf1compat._checks import check_seconds
 from tf1compat._tf import tf, v1
 from tf1compat.errors import DataServiceError, PipelineConfigError
 from tf1compat.migrate.lowering.batch_then_parse import VectorizedMap
 from tf1compat.migrate.lowering.plan import Batch, Interleave, Prefetch, Read, Values
 from tf1compat.pipeline.graph_model import op_types
 
-__all__ = ["CONNECT_TIMEOUT", "build_distributed", "check_reachable", "parse_service"]
+__all__ = ["CONNECT_TIMEOUT", "SERVICE_TIMEOUT", "build_distributed", "check_reachable",
+           "check_service_timeout", "parse_service", "stalled_error"]
 
 CONNECT_TIMEOUT = 5.0   # seconds a client waits for the dispatcher before giving up
+# Seconds the reader waits for one element of the workers before it gives up: longer
+# than a worker's start (its shuffle buffer filled: TF1's min_after_dequeue of a few
+# thousand decoded images at tens per second), far shorter than TensorFlow's wait.
+SERVICE_TIMEOUT = 120.0
+_PROBE_TIMEOUT = 2.0    # seconds the dispatcher gets to answer when a wait ran out
 PROCESSING_MODE = "distributed_epoch"   # ShardingPolicy.DYNAMIC
 _SCHEME = "grpc"
 
@@ -76,6 +94,74 @@ def check_reachable(service, timeout=CONNECT_TIMEOUT, api="to_tf_data"):
     finally:
         channel.close()
     return address
+
+
+def check_service_timeout(api, value, argument="service_timeout"):
+    """``value`` as positive seconds (inf: wait as TensorFlow does), or a
+    PipelineConfigError naming ``api``'s ``argument``."""
+    return check_seconds(api, argument, value, positive=True, allow_inf=True)
+
+
+_stalls = []        # the DataServiceErrors raised while reading, newest last
+_stalls_lock = threading.Lock()
+
+
+def stalled_error(error):
+    """The :class:`DataServiceError` behind ``error`` (a TensorFlow error the reading
+    raised, or what it was raised from), or None when it is not about a stalled read."""
+    text = str(error)
+    with _stalls_lock:
+        return next((stall for stall in reversed(_stalls) if str(stall) in text), None)
+
+
+def _stalled(service, timeout):
+    """The DataServiceError for a read that waited ``timeout`` seconds: whether the
+    dispatcher still answers says which server to restart."""
+    port = service.rsplit(":", 1)[1]
+    try:
+        check_reachable(service, _PROBE_TIMEOUT)
+    except DataServiceError:
+        what = (f"the dispatcher stopped answering; restart it (`tf1compat data-service "
+                f"dispatcher --port {port} --work-dir DIR`: with the same DIR it carries on "
+                "its jobs) and run again")
+    else:
+        what = ("the dispatcher answers, so a worker holding part of this job is gone; "
+                "restart it on its address (`tf1compat data-service worker --dispatcher "
+                f"HOST:{port} --port PORT`), or give a slow pipeline a longer bound "
+                "(service_timeout=, --data-service-timeout)")
+    error = DataServiceError(f"no element from the tf.data service at {service} in "
+                             f"{timeout:g} s: {what}", address=service, timeout=timeout)
+    with _stalls_lock:
+        del _stalls[:-9]
+        _stalls.append(error)
+    return error
+
+
+def _bounded_read(service, dataset_id, element_spec, timeout):
+    """The job's elements, each waited for at most ``timeout`` seconds (see the module),
+    as a dataset that starts a new job each time it is iterated."""
+    options = v1.RunOptions(timeout_in_ms=0 if math.isinf(timeout) else
+                            max(1, round(timeout * 1000)))
+
+    def elements():
+        graph = tf.Graph()
+        with graph.as_default():
+            source = tf.data.experimental.service.from_dataset_id(
+                PROCESSING_MODE, service, dataset_id, element_spec)
+            next_element = v1.data.make_one_shot_iterator(source).get_next()
+        # not `with session`: each resumption may run on another thread of tf.data's
+        session = v1.Session(graph=graph)
+        try:
+            while True:
+                try:
+                    yield session.run(next_element, options=options)
+                except tf.errors.OutOfRangeError:
+                    return
+                except tf.errors.DeadlineExceededError:
+                    raise _stalled(service, timeout) from None
+        finally:
+            session.close()     # cancels the service's reading
+    return tf.data.Dataset.from_generator(elements, output_signature=element_spec)
 
 
 def _evaluate(tensors):
@@ -156,19 +242,22 @@ def _check_no_python(dataset):
                 argument="service", expected="a pipeline of TensorFlow ops only")
 
 
-def build_distributed(plan, service):
+def build_distributed(plan, service, service_timeout=None, api="to_tf_data"):
     """The dataset of ``plan`` (a lowered plan) with its work done by the tf.data
     service at ``service`` (``grpc://HOST:PORT``), in the current context: eager, or
     a graph (the dataset then captures only constants, so a one-shot iterator takes it).
+    Each element of the workers is waited for at most ``service_timeout`` seconds
+    (None: :data:`SERVICE_TIMEOUT`).
     """
-    parse_service(service)
+    parse_service(service, api)
+    service_timeout = check_service_timeout(
+        api, SERVICE_TIMEOUT if service_timeout is None else service_timeout)
     worker_steps, client_steps, batch = _cut(plan)   # refuses before any waiting
-    check_reachable(service)
+    check_reachable(service, api=api)
     on_workers = _worker_dataset(worker_steps)
     _check_no_python(on_workers)
     dataset_id = _evaluate(tf.data.experimental.service.register_dataset(service, on_workers))
-    dataset = tf.data.experimental.service.from_dataset_id(
-        PROCESSING_MODE, service, dataset_id, on_workers.element_spec)
+    dataset = _bounded_read(service, dataset_id, on_workers.element_spec, service_timeout)
     if batch is not None:
         dataset = dataset.unbatch().batch(batch.batch_size, drop_remainder=batch.drop_remainder)
     dataset = _apply(client_steps, dataset)

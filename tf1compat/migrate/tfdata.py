@@ -121,7 +121,7 @@ def files_to_tf_data(files, *, parse_fn=None, shuffle=False, num_epochs=1, seed=
         reader_kwargs=reader_kwargs, common_queue_capacity=common_queue_capacity)
 
 
-def to_tf_data(source, *args, service=None, **kwargs):
+def to_tf_data(source, *args, service=None, service_timeout=None, **kwargs):
     """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
 
     ``source`` is the fetches of a queue pipeline (a tensor, or a tuple, list or
@@ -155,14 +155,19 @@ def to_tf_data(source, *args, service=None, **kwargs):
     ``service="grpc://HOST:PORT"`` (fetches only): the lowered pipeline's work runs
     on that tf.data service cluster, every example once per epoch
     (:mod:`tf1compat.migrate.service`); a dispatcher that does not answer within
-    seconds raises :class:`~tf1compat.errors.DataServiceError`.
+    seconds raises :class:`~tf1compat.errors.DataServiceError`. ``service_timeout``
+    (seconds, default 120; ``inf``: as TensorFlow, no bound) bounds each wait for the
+    workers' next element: past it (a worker or the dispatcher gone) the iteration
+    raises ``tf.errors.UnknownError`` carrying the DataServiceError's message.
     """
+    if service is None and service_timeout is not None:
+        raise TypeError("to_tf_data: service_timeout bounds the waits of service=; pass both")
     if lowering.is_graph_fetches(source):
         if args or kwargs:
             given = sorted(kwargs) + [f"{len(args)} positional"] * bool(args)
             raise TypeError(f"to_tf_data: fetches are lowered as their graph says; "
                             f"{given} apply to a slim Dataset or file names only")
-        return lowering.lower_to_tf_data(source, service)
+        return lowering.lower_to_tf_data(source, service, service_timeout)
     if service is not None:
         raise TypeError("to_tf_data: service applies to the fetches of a queue pipeline; "
                         "for a slim Dataset or file names, apply "

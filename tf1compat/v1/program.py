@@ -20,6 +20,7 @@ import traceback
 import types
 import zipfile
 
+from tf1compat.errors import DataServiceError
 from tf1compat.v1 import rewrite, scope
 from tf1compat.v1.run_mode import (
     DEFAULT_GRACE_PERIOD,
@@ -36,7 +37,8 @@ class ProgramNotFoundError(FileNotFoundError):
     """The program file or module to run does not exist."""
 
 
-def install(paths=None, *, grace_period=None, tf_data=False, data_service=None):
+def install(paths=None, *, grace_period=None, tf_data=False, data_service=None,
+            data_service_timeout=None):
     """Give the code in ``paths`` TensorFlow 1's world in this process; returns run
     mode's ``tensorflow`` module, e.g. ``tf = tf1compat.v1.install()``.
 
@@ -48,7 +50,8 @@ def install(paths=None, *, grace_period=None, tf_data=False, data_service=None):
     ``float("inf")``: wait forever, as TF1). ``tf_data``: batching calls build their
     pipelines as tf.data inside the graph instead of queues
     (:mod:`tf1compat.v1.tf_data_mode`), on the tf.data service at ``data_service``
-    (``grpc://HOST:PORT``) when given.
+    (``grpc://HOST:PORT``) when given, each wait for it bounded by
+    ``data_service_timeout`` seconds (default 120).
 
     A second call adds its paths and settings to the run mode in place. What it
     changes for the whole process (TensorFlow 2 behaviour off, queue runners that
@@ -66,12 +69,13 @@ def install(paths=None, *, grace_period=None, tf_data=False, data_service=None):
     run_mode = installed_run_mode()
     if run_mode is None:
         return RunMode(paths, grace_period=_grace(grace_period), tf_data=tf_data,
-                       data_service=data_service).install()
+                       data_service=data_service,
+                       data_service_timeout=data_service_timeout).install()
     run_mode.add_roots(paths)
     if grace_period is not None:
         run_mode.grace_period = grace_period
     if tf_data:
-        run_mode.use_tf_data(data_service)
+        run_mode.use_tf_data(data_service, data_service_timeout)
     return run_mode.tensorflow
 
 
@@ -183,10 +187,12 @@ def _run_in(run_mode, run, *, find=None):
 
 def _run_as_main(run):
     """Run ``run()`` as the program; returns its exit status. An uncaught exception
-    prints its traceback from the program's first frame on, like Python, and gives 1."""
+    prints its traceback from the program's first frame on, like Python, and gives 1;
+    a read on the tf.data service that ran out of time (DataServiceError) is the
+    caller's to report."""
     try:
         run()
-    except (KeyboardInterrupt, ProgramTerminated):
+    except (KeyboardInterrupt, ProgramTerminated, DataServiceError):
         raise
     except SystemExit as e:
         return _exit_status(e.code)
@@ -223,7 +229,8 @@ def _has_main(program):
         return "__main__.py" in archive.namelist()
 
 
-def run_path(path, args=(), *, grace_period=None, tf_data=False, data_service=None):
+def run_path(path, args=(), *, grace_period=None, tf_data=False, data_service=None,
+             data_service_timeout=None):
     """Run the program ``path`` with ``args`` in run mode; returns its exit status.
 
     Like ``python PROGRAM ARGS``: ``sys.argv = [PROGRAM, *ARGS]``, the program's
@@ -240,7 +247,7 @@ def run_path(path, args=(), *, grace_period=None, tf_data=False, data_service=No
         raise ProgramNotFoundError(f"cannot find '__main__' module in {os.fspath(path)!r}")
     folder = program if package else os.path.dirname(program)
     run_mode = RunMode([folder], grace_period=_grace(grace_period), tf_data=tf_data,
-                       data_service=data_service)
+                       data_service=data_service, data_service_timeout=data_service_timeout)
     sys.argv = [program, *args]
     if not package:  # runpy puts a folder or zip application first itself
         sys.path.insert(0, folder)
@@ -258,7 +265,8 @@ def _module_root(top_spec):
     return location if scope.is_library_folder(parent) else parent
 
 
-def run_module(module, args=(), *, grace_period=None, tf_data=False, data_service=None):
+def run_module(module, args=(), *, grace_period=None, tf_data=False, data_service=None,
+               data_service_timeout=None):
     """Run ``module`` as ``__main__`` like ``python -m MODULE ARGS``; returns the exit status.
 
     The folder holding its top-level package is the program's own code (the
@@ -275,7 +283,8 @@ def run_module(module, args=(), *, grace_period=None, tf_data=False, data_servic
         raise ProgramNotFoundError(f"no module named {top!r} (searched {folder!r} and "
                                    "the installed packages)")
     run_mode = RunMode([_module_root(top_spec)], grace_period=_grace(grace_period),
-                       tf_data=tf_data, data_service=data_service)
+                       tf_data=tf_data, data_service=data_service,
+                       data_service_timeout=data_service_timeout)
 
     def find():  # in run mode: the parent packages may import tensorflow
         try:

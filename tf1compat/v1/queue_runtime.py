@@ -301,6 +301,12 @@ class _RunModeSession:
                 error = errors[0]
                 raise type(error)(error.node_def, error.op, error.message) from None
             raise
+        except tf.errors.UnknownError as e:  # tf.data's wrapping of a Python error
+            from tf1compat.migrate.service import stalled_error
+            stalled = stalled_error(e)      # a read on the tf.data service ran out of time
+            if stalled is None:
+                raise
+            raise stalled from None
 
     def close(self):
         for coordinator in self._runtime.state(self).coordinators:

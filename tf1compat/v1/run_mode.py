@@ -26,7 +26,7 @@ import warnings
 
 from tf1compat._checks import check_seconds
 from tf1compat._tf import VERBOSE, tf, v1
-from tf1compat.migrate.service import check_reachable
+from tf1compat.migrate.service import check_reachable, check_service_timeout
 from tf1compat.slim._namespace import Patches
 from tf1compat.slim._patch import _PROCESS_REPAIR
 from tf1compat.v1 import (
@@ -75,25 +75,28 @@ class RunMode:
     their pipelines as tf.data inside the graph (:mod:`tf1compat.v1.tf_data_mode`);
     ``data_service`` (``grpc://HOST:PORT``, with ``tf_data``): those pipelines run on
     that tf.data service cluster (:mod:`tf1compat.migrate.service`), whose
-    dispatcher must answer now.
+    dispatcher must answer now; ``data_service_timeout``: seconds a read waits for
+    the service's next element before raising ``DataServiceError`` (default 120;
+    ``inf``: no bound).
 
     Use it as a context manager (``with RunMode([folder]) as run_mode:``) or call
     :meth:`install` and :meth:`uninstall`.
     """
 
     def __init__(self, paths, *, grace_period=DEFAULT_GRACE_PERIOD, tf_data=False,
-                 data_service=None):
+                 data_service=None, data_service_timeout=None):
         self.scope = scope.ImportScope()
         self.add_roots(paths)
         self.runtime = queue_runtime.QueueRuntime(check_grace_period(grace_period))
         self.queue_api = dict(queue_runtime.QUEUE_API)
         self.tf_data = False
         self.data_service = None
-        if data_service is not None and not tf_data:
+        self.data_service_timeout = None
+        if (data_service is not None or data_service_timeout is not None) and not tf_data:
             raise ValueError("RunMode: data_service runs the tf.data pipelines of "
                              "tf_data=True; pass both")
         if tf_data:
-            self.use_tf_data(data_service)
+            self.use_tf_data(data_service, data_service_timeout)
         self.tensorflow = namespace.build_tensorflow_module(self.queue_api, self.runtime)
         self._patches = Patches()
         self._undo = []  # what uninstall() does besides the patches, newest last
@@ -118,17 +121,25 @@ class RunMode:
                                         "expected the folders or files of the program")
         self.scope.add_roots(paths)
 
-    def use_tf_data(self, data_service=None):
+    def use_tf_data(self, data_service=None, data_service_timeout=None):
         """Make this run mode's batching calls build tf.data (idempotent), on the tf.data
-        service at ``data_service`` when given."""
+        service at ``data_service`` when given, each wait for it bounded by
+        ``data_service_timeout`` seconds."""
+        if data_service_timeout is not None:
+            if data_service is None:
+                raise ValueError("RunMode: data_service_timeout bounds the waits of "
+                                 "data_service; pass both")
+            data_service_timeout = check_service_timeout("RunMode", data_service_timeout,
+                                                         "data_service_timeout")
         if data_service is not None:
             if self.tf_data and data_service != self.data_service:
                 raise ValueError(f"RunMode: batching calls build tf.data already, with "
                                  f"data_service={self.data_service!r}")
             check_reachable(data_service, api="run --data-service")
             self.data_service = data_service
+            self.data_service_timeout = data_service_timeout
         if not self.tf_data:
-            tf_data_mode.batch_on_tf_data(self.queue_api, data_service)
+            tf_data_mode.batch_on_tf_data(self.queue_api, data_service, data_service_timeout)
             self.tf_data = True
             if self.installed:
                 self._add_logger_filter(tf_data_mode.drop_no_runners_notice)

@@ -37,12 +37,12 @@ class TFDataFallbackWarning(UserWarning):
     ``--data-service``, on tf.data in this process)."""
 
 
-def _on_tf_data(name, batching, service):
+def _on_tf_data(name, batching, service, service_timeout):
     @functools.wraps(batching)
     def batch_on_tf_data(*args, **kwargs):
         fetches = batching(*args, **kwargs)
         try:
-            return replace_with_tf_data(fetches, service)
+            return replace_with_tf_data(fetches, service, service_timeout)
         except PipelineConfigError as e:
             if e.argument != "service":
                 raise
@@ -99,9 +99,10 @@ def drop_no_runners_notice(record):
     return op_types.NO_QUEUE_RUNNERS_NOTICE not in record.getMessage()
 
 
-def batch_on_tf_data(table, service=None):
+def batch_on_tf_data(table, service=None, service_timeout=None):
     """Make the batching entries of the queue API ``table`` build tf.data (in place), on
-    the tf.data service at ``service`` (``grpc://HOST:PORT``) when given."""
+    the tf.data service at ``service`` (``grpc://HOST:PORT``) when given, each wait for
+    it bounded by ``service_timeout`` seconds (None: the service module's default)."""
     for name in queue_runtime.BATCHING_NAMES:
         table[name] = (_prefetch_on_tf_data(table[name]) if name == _PREFETCH
-                       else _on_tf_data(name, table[name], service))
+                       else _on_tf_data(name, table[name], service, service_timeout))

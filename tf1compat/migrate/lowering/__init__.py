@@ -64,21 +64,22 @@ class Lowering:
     def describe(self):
         return self.plan.describe()
 
-    def to_tf_data(self, service=None):
+    def to_tf_data(self, service=None, service_timeout=None):
         """The ``tf.data.Dataset``, built eagerly (see :func:`lower_to_tf_data`)."""
-        return _eagerly(lambda: self.build(service))
+        return _eagerly(lambda: self.build(service, service_timeout))
 
-    def build(self, service=None):
+    def build(self, service=None, service_timeout=None):
         """The ``tf.data.Dataset`` in the current context (eager, or a graph for a
         ``tf.compat.v1`` iterator), elements shaped like the fetches; with ``service``
         (``grpc://HOST:PORT``) its work runs on that tf.data service
-        (:mod:`tf1compat.migrate.service`)."""
+        (:mod:`tf1compat.migrate.service`), each wait for it bounded by
+        ``service_timeout`` seconds (None: the service module's default)."""
         fetches = self.fetches
         if service is None:
             dataset = self.plan.build()
         else:
             from tf1compat.migrate.service import build_distributed  # it cuts plans: a cycle
-            dataset = build_distributed(self.plan, service)
+            dataset = build_distributed(self.plan, service, service_timeout)
 
         @tf.autograph.experimental.do_not_convert
         def restructure(*components):
@@ -128,10 +129,11 @@ def _eagerly(build):
         return pool.submit(build).result()
 
 
-def lower_to_tf_data(fetches, service=None):
+def lower_to_tf_data(fetches, service=None, service_timeout=None):
     """The ``tf.data.Dataset`` delivering what ``fetches`` deliver, built eagerly; on the
-    tf.data service at ``service`` (``grpc://HOST:PORT``) when given."""
-    return lower(fetches).to_tf_data(service)
+    tf.data service at ``service`` (``grpc://HOST:PORT``) when given, each wait for it
+    bounded by ``service_timeout`` seconds."""
+    return lower(fetches).to_tf_data(service, service_timeout)
 
 
 def _check_nothing_else_reads(flat):
@@ -151,7 +153,7 @@ def queues_replaced(graph):
     return _REPLACED.get(graph, frozenset())
 
 
-def replace_with_tf_data(fetches, service=None):
+def replace_with_tf_data(fetches, service=None, service_timeout=None):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` in the fetches' structure (a list stays a list), and drops the
     lowered queues' runners, so no thread runs them. The ops it adds leave the op-level
@@ -162,7 +164,8 @@ def replace_with_tf_data(fetches, service=None):
     program runs; its end raises what the queue's would (:func:`queue_end_error`).
 
     A pipeline that something else in the graph computes from raises LoweringError.
-    ``service``: run it on that tf.data service (``grpc://HOST:PORT``)."""
+    ``service``: run it on that tf.data service (``grpc://HOST:PORT``), each wait for
+    it bounded by ``service_timeout`` seconds."""
     flat = tf.nest.flatten(fetches)
     graph = flat[0].graph
     with op_seeds_kept(graph):
@@ -170,7 +173,7 @@ def replace_with_tf_data(fetches, service=None):
         _check_nothing_else_reads(flat)
         with graph.as_default(), tf.name_scope("tf_data"):
             values = tf.nest.flatten(
-                v1.data.make_one_shot_iterator(lowering.build(service)).get_next())
+                v1.data.make_one_shot_iterator(lowering.build(service, service_timeout)).get_next())
     for fetch, value in zip(flat, values, strict=True):
         value.set_shape(fetch.shape)
     runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)
