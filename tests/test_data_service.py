@@ -493,3 +493,20 @@ def test_data_service_timeout_is_checked_before_anything_runs(tmp_path):
     assert completed.stderr.strip().splitlines()[-1] == (
         "tf1compat run: error: argument --data-service-timeout: expected a positive number "
         "of seconds (inf: no limit), got '0'")
+
+
+@pytest.mark.parametrize("timeout, expected", [
+    (0, "to_tf_data: service_timeout must be a positive number of seconds (inf: no limit), "
+        "got 0"),
+    ("5", "to_tf_data: service_timeout must be a positive number of seconds (inf: no "
+          "limit), got '5'")])
+def test_service_timeout_is_checked_before_anything_waits(records, timeout, expected):
+    import tf1compat as tc
+    fetches = classic_pipeline(records, num_epochs=1)
+    with pytest.raises(tc.PipelineConfigError) as e:     # no dispatcher listens there
+        tc.to_tf_data(fetches, service=f"grpc://127.0.0.1:{free_port()}",
+                      service_timeout=timeout)
+    assert str(e.value) == expected and e.value.argument == "service_timeout"
+    with pytest.raises(TypeError, match="service_timeout bounds the waits of service=; "
+                                        "pass both"):
+        tc.to_tf_data(fetches, service_timeout=10)

@@ -6,7 +6,9 @@ The classic pipeline of :mod:`.reading_variants` (``string_input_producer`` +
 lowered with ``to_tf_data(fetches)``, reads CIFAR-shaped records in 8 files
 (dynamic sharding hands out files: one file would keep one worker busy) three
 ways: in the reading process, and with ``service=`` on a dispatcher with one
-worker and on one with two (``tf1compat data-service`` processes on 127.0.0.1,
+worker and on one with two, read with the bounded wait (the default) and, on two
+workers, by TensorFlow's own client (``service_timeout=inf``), side by side
+(``tf1compat data-service`` processes on 127.0.0.1,
 started here and stopped at the end). Each measurement is a fresh process timing
 one epoch after a warm-up epoch; rounds are interleaved; medians are reported.
 Writes ``service.md`` and ``service.json`` to ``out_dir``.
@@ -35,7 +37,10 @@ SHARDS = 8
 FULL = {"examples": 50_000, "rounds": 3}
 QUICK = {"examples": 4_000, "rounds": 1}
 LOCAL = "lowered to tf.data, in the reading process"
-ROWS = {LOCAL: 0, "tf.data service, 1 worker": 1, "tf.data service, 2 workers": 2}
+UNBOUNDED = "tf.data service, 2 workers, unbounded read (TensorFlow's client)"
+# row -> (workers, service_timeout): the bounded read (the default) and TensorFlow's own
+ROWS = {LOCAL: (0, None), "tf.data service, 1 worker": (1, None),
+        "tf.data service, 2 workers": (2, None), UNBOUNDED: (2, "inf")}
 _START_TIMEOUT = 180   # seconds a server may take to print where it listens
 
 
@@ -96,18 +101,20 @@ def _cluster(workers):
                 process.wait()
 
 
-def _run_child(service, pattern):
+def _run_child(service, pattern, service_timeout):
     completed = subprocess.run(
-        [sys.executable, "-m", "tf1compat.benchmarks.service", service or "-", pattern],
+        [sys.executable, "-m", "tf1compat.benchmarks.service", service or "-", pattern,
+         service_timeout or "-"],
         capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         raise RuntimeError(f"benchmark child failed:\n{completed.stderr[-3000:]}")
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def measure(service, pattern):
+def measure(service, pattern, service_timeout=None):
     """One epoch of the lowered classic pipeline (after a warm-up epoch), on ``service``
-    when given: examples/s from the first batch to the last, and start-up seconds."""
+    when given (each wait bounded by ``service_timeout``): examples/s from the first
+    batch to the last, and start-up seconds."""
     import tf1compat as tc
     from tf1compat.benchmarks.reading_variants import _classic
 
@@ -116,7 +123,9 @@ def measure(service, pattern):
         with tc.legacy_graph():
             fetches = _classic(pattern, BATCH_SIZE, None)
         times, count = [], 0
-        for batch in tc.to_tf_data(fetches, service=service):
+        served = {} if service is None else {"service": service,
+                                             "service_timeout": service_timeout}
+        for batch in tc.to_tf_data(fetches, **served):
             batch = {key: value.numpy() for key, value in batch.items()}
             times.append(time.perf_counter())
             count += len(batch["label"])
@@ -136,7 +145,7 @@ def _table(results, settings):
              f"batch {BATCH_SIZE}; median of {settings['rounds']} interleaved rounds.", "",
              "| input pipeline | workers | examples/s | per worker | vs in-process | "
              "start-up s |", "|---|---:|---:|---:|---:|---:|"]
-    for row, workers in ROWS.items():
+    for row, (workers, _) in ROWS.items():
         per_worker = f"{medians[row] / workers:,.0f}" if workers else ""
         lines.append(f"| {row} | {workers or ''} | {medians[row]:,.0f} | {per_worker} | "
                      f"{medians[row] / medians[LOCAL]:.2f} | {startup[row]:.2f} |")
@@ -144,7 +153,7 @@ def _table(results, settings):
 
 
 def run(quick=False, out_dir="bench-results"):
-    """Build the data, measure the three rows, print and write the table; returns 0."""
+    """Build the data, measure the rows, print and write the table; returns 0."""
     settings = QUICK if quick else FULL
     os.makedirs(out_dir, exist_ok=True)
     data_dir = os.path.join(out_dir, "data", "service-quick" if quick else "service")
@@ -155,8 +164,8 @@ def run(quick=False, out_dir="bench-results"):
     with _cluster(1) as one, _cluster(2) as two:
         services = {0: None, 1: one, 2: two}
         for round_index in range(settings["rounds"]):
-            for row, workers in ROWS.items():
-                results[row].append(_run_child(services[workers], pattern))
+            for row, (workers, service_timeout) in ROWS.items():
+                results[row].append(_run_child(services[workers], pattern, service_timeout))
                 print(f"round {round_index + 1}/{settings['rounds']}  {row:45s} "
                       f"{results[row][-1]['examples_per_s']:10,.0f} ex/s", flush=True)
     load_after = os.getloadavg()[0]
@@ -177,6 +186,7 @@ def run(quick=False, out_dir="bench-results"):
 
 
 if __name__ == "__main__":
-    service_argument, pattern_argument = sys.argv[1:3]
+    service_argument, pattern_argument, timeout_argument = sys.argv[1:4]
     print(json.dumps(measure(None if service_argument == "-" else service_argument,
-                             pattern_argument)))
+                             pattern_argument,
+                             None if timeout_argument == "-" else float(timeout_argument))))

@@ -140,8 +140,7 @@ def _stalled(service, timeout):
 def _bounded_read(service, dataset_id, element_spec, timeout):
     """The job's elements, each waited for at most ``timeout`` seconds (see the module),
     as a dataset that starts a new job each time it is iterated."""
-    options = v1.RunOptions(timeout_in_ms=0 if math.isinf(timeout) else
-                            max(1, round(timeout * 1000)))
+    options = v1.RunOptions(timeout_in_ms=max(1, round(timeout * 1000)))
 
     def elements():
         graph = tf.Graph()
@@ -247,7 +246,7 @@ def build_distributed(plan, service, service_timeout=None, api="to_tf_data"):
     service at ``service`` (``grpc://HOST:PORT``), in the current context: eager, or
     a graph (the dataset then captures only constants, so a one-shot iterator takes it).
     Each element of the workers is waited for at most ``service_timeout`` seconds
-    (None: :data:`SERVICE_TIMEOUT`).
+    (None: :data:`SERVICE_TIMEOUT`; inf: TensorFlow's client reads them, unbounded).
     """
     parse_service(service, api)
     service_timeout = check_service_timeout(
@@ -257,7 +256,11 @@ def build_distributed(plan, service, service_timeout=None, api="to_tf_data"):
     on_workers = _worker_dataset(worker_steps)
     _check_no_python(on_workers)
     dataset_id = _evaluate(tf.data.experimental.service.register_dataset(service, on_workers))
-    dataset = _bounded_read(service, dataset_id, on_workers.element_spec, service_timeout)
+    if math.isinf(service_timeout):     # TensorFlow's own client: its unbounded waits
+        dataset = tf.data.experimental.service.from_dataset_id(
+            PROCESSING_MODE, service, dataset_id, on_workers.element_spec)
+    else:
+        dataset = _bounded_read(service, dataset_id, on_workers.element_spec, service_timeout)
     if batch is not None:
         dataset = dataset.unbatch().batch(batch.batch_size, drop_remainder=batch.drop_remainder)
     dataset = _apply(client_steps, dataset)
