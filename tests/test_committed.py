@@ -132,3 +132,18 @@ def test_a_folder_tf1compat_never_wrote_reads_as_before(tmp_path):
         committed_files(tmp_path / "other-*")
     with pytest.raises(FileNotFoundError, match="No such file, folder or object"):
         committed_files(tmp_path / "gone")
+
+
+def test_a_conversion_on_disk_removes_a_copied_manifest_it_would_contradict(tmp_path):
+    """A folder copied from an object store keeps its manifest; a conversion on disk
+    writes none, so it removes that one rather than leave a list its files contradict."""
+    from tf1compat import convert
+    (tmp_path / ".tf1compat-manifest.json").write_text('{"files": {"old.tfrecord": 3}}')
+    (tmp_path / "old.tfrecord").write_bytes(b"old")
+    tfrecord.write_records(tmp_path / "t-00000-of-00002.tfrecord", [b"x"])
+    with pytest.raises(IncompleteOutputError, match=r"\(not listed t-00000-of-00002"):
+        committed_files(tmp_path / "t-*")
+    paths = convert.write_sharded([make_example({"i": i}) for i in range(4)],
+                                  tmp_path / "t.tfrecord", 2, workers=0)
+    assert not (tmp_path / ".tf1compat-manifest.json").exists()
+    assert committed_files(tmp_path / "t-*") == [str(p) for p in paths]
