@@ -65,7 +65,8 @@ def test_one_thread_in_order_with_structure_dtypes_and_batch_shapes(tfrecords):
                                         "x": tf.TensorSpec([None, 3], tf.float32)}
         assert tc.describe_lowering(batch) == (
             "3 files, 1 epoch, in order -> TFRecordDataset -> batch(4, keep remainder) "
-            "-> map(vectorized: 1 op: ParseExampleV2) -> prefetch(autotune)")
+            "-> map(vectorized: 1 op: ParseExampleV2) -> prefetch(autotune); "
+            "not cached: the files are read once (1 epoch)")
         assert_equal_to_own_lowering(batch, ordered=True, count=21)
     assert ids_of(dataset) == list(range(21))          # usable eagerly, outside the graph
     assert [len(b["id"]) for b in dataset] == [4, 4, 4, 4, 4, 1]
@@ -75,7 +76,7 @@ def test_two_epochs_of_seeded_shuffled_files_keep_tf1_order(tfrecords):
     with tc.legacy_graph():
         _, example = parsed(tfrecords, num_epochs=2, shuffle=True, seed=5)
         batch = tc.batch(example, 5, allow_smaller_final_batch=True)
-        assert tc.describe_lowering(batch).startswith(
+        assert tc.describe_lowering(batch, cache=False).startswith(
             "3 files, 2 epochs, reshuffled every epoch (seed 5) -> TFRecordDataset")
         assert_equal_to_own_lowering(batch, ordered=True, count=42)
         dataset = tc.to_tf_data(batch)
@@ -89,12 +90,13 @@ def test_shuffle_batch_with_threads_equal_as_multisets(tfrecords):
         _, example = parsed(tfrecords, num_epochs=2, shuffle=True)
         batch = tc.shuffle_batch(example, 4, capacity=30, min_after_dequeue=10, num_threads=3,
                                  seed=7, allow_smaller_final_batch=True)
-        plan = tc.describe_lowering(batch)
+        plan = tc.describe_lowering(batch, cache=False)
         assert "reshuffled every epoch (unseeded)" in plan
         assert "2 threads" not in plan and "3 threads -> parallel" in plan
         assert plan.endswith("-> shuffle(buffer 10, seed 7) -> batch(4, keep remainder) -> "
                              "map(vectorized: 1 op: ParseExampleV2, 3 threads -> parallel) "
-                             "-> prefetch(autotune)")
+                             "-> prefetch(autotune); not cached: caching is off "
+                             "(TF1COMPAT_CACHE_BUDGET=off, --no-cache or cache=False)")
         assert_equal_to_own_lowering(batch, ordered=False, count=42)
         with pytest.raises(ValueError, match="this pipeline's order depends on thread timing "
                            "or shuffling, .* pass ordered=True to compare in order"):
@@ -119,7 +121,8 @@ def test_batch_join_of_readers_interleaves_equal_as_multisets(tfrecords):
         batch = tc.batch_join(examples, 4, allow_smaller_final_batch=True)
         assert tc.describe_lowering(batch) == (
             "3 files, 1 epoch, in order -> interleave(3 readers: TFRecordDataset -> "
-            "map(1 op: ParseExampleV2)) -> batch(4, keep remainder) -> prefetch(autotune)")
+            "map(1 op: ParseExampleV2)) -> batch(4, keep remainder) -> prefetch(autotune); "
+            "not cached: the files are read once (1 epoch)")
         assert_equal_to_own_lowering(batch, ordered=False, count=21)
 
 
@@ -295,7 +298,8 @@ def test_slim_provider_batch_and_prefetch_queue(tmp_path, rng):
             queue = tc.prefetch_queue([images, labels], capacity=2, dynamic_pad=True)
             fetches = queue.dequeue()
             plan = tc.describe_lowering(fetches)
-            assert plan.endswith("-> batch(4, keep remainder) -> prefetch(2)"), plan
+            assert plan.endswith("-> batch(4, keep remainder) -> prefetch(2); not cached: "
+                                 "the files are read once (1 epoch)"), plan
             assert ("interleave(3 readers" in plan) is (num_readers == 3)
             assert_equal_to_own_lowering(fetches, ordered=ordered, count=26)
 
@@ -308,7 +312,8 @@ def test_tutorial_inputs_with_per_batch_ops(tmp_path):
         images, labels = cifar10.inputs(True, source, batch_size=4, num_epochs=1)
         plan = tc.describe_lowering((images, labels))
         assert plan.startswith("1 file, 1 epoch, in order -> FixedLengthRecordDataset(")
-        assert plan.endswith("batch(4, keep remainder) -> map(1 op: Reshape) -> prefetch(autotune)")
+        assert plan.endswith("batch(4, keep remainder) -> map(1 op: Reshape) -> "
+                             "prefetch(autotune); not cached: the files are read once (1 epoch)")
         assert_equal_to_own_lowering((images, labels), ordered=True, count=10)
 
 

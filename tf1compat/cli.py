@@ -432,6 +432,14 @@ def _add_run(subparsers):
                    help="with --data-service: how long a read waits for the service's next "
                         "element before the run fails naming the server to restart "
                         "(default 120; inf: wait as TensorFlow does)")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true",
+                       help="with --tf-data: never keep a pipeline's parsed and decoded "
+                            "examples in memory between epochs")
+    cache.add_argument("--cache-budget", default=None, metavar="SIZE",
+                       help="with --tf-data: the memory a pipeline's in-memory cache may "
+                            "use (e.g. 500M, 2G; default: a quarter of the available "
+                            "memory, at most 4G)")
     p.add_argument("target", metavar="PROGRAM", help="the program file (or module with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the program's own arguments")
@@ -450,6 +458,21 @@ def _run_program(args):
         print("tf1compat run: error: --data-service-timeout bounds the waits of "
               "--data-service; pass both", file=sys.stderr)
         return 2
+    if (args.no_cache or args.cache_budget is not None) and not args.tf_data:
+        flag = "--no-cache" if args.no_cache else "--cache-budget"
+        print(f"tf1compat run: error: {flag} sets the cache of --tf-data's pipelines; "
+              "pass --tf-data too", file=sys.stderr)
+        return 2
+    if args.no_cache or args.cache_budget is not None:
+        from tf1compat.migrate.lowering.caching import BUDGET_VARIABLE, cache_budget
+        try:
+            budget = cache_budget(args.cache_budget if args.cache_budget is not None else False)
+        except ValueError as e:
+            print(f"tf1compat run: error: --cache-budget {args.cache_budget!r} is not a "
+                  f"size: {e.expected}", file=sys.stderr)
+            return 2
+        # The lowering reads it; the program's multiprocessing children inherit it.
+        os.environ[BUDGET_VARIABLE] = str(budget) if budget else "off"
     run = program.run_module if args.module else program.run_path
     try:
         return run(args.target, args.args, grace_period=args.grace_period,

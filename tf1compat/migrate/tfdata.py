@@ -121,7 +121,7 @@ def files_to_tf_data(files, *, parse_fn=None, shuffle=False, num_epochs=1, seed=
         reader_kwargs=reader_kwargs, common_queue_capacity=common_queue_capacity)
 
 
-def to_tf_data(source, *args, service=None, service_timeout=None, **kwargs):
+def to_tf_data(source, *args, service=None, service_timeout=None, cache=None, **kwargs):
     """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
 
     ``source`` is the fetches of a queue pipeline (a tensor, or a tuple, list or
@@ -159,6 +159,14 @@ def to_tf_data(source, *args, service=None, service_timeout=None, **kwargs):
     (seconds, default 120; ``inf``: as TensorFlow, no bound) bounds each wait for the
     workers' next element: past it (a worker or the dispatcher gone) the iteration
     raises ``tf.errors.UnknownError`` carrying the DataServiceError's message.
+
+    ``cache`` (fetches only): a pipeline reading its files for several epochs keeps
+    its deterministic per-example work (parse, decode, fixed reshapes) in memory
+    after reading each file once, when that fits the budget: None or True -> the
+    ``TF1COMPAT_CACHE_BUDGET`` variable (a size such as ``500M``, or ``off``) or
+    else a quarter of the available memory, at most 4 GiB; False -> no caching; a
+    number of bytes or a size text. The elements are the same, epoch by epoch
+    (:func:`~tf1compat.describe_lowering` says whether it is cached, and why not).
     """
     if service is None and service_timeout is not None:
         raise TypeError("to_tf_data: service_timeout bounds the waits of service=; pass both")
@@ -167,7 +175,10 @@ def to_tf_data(source, *args, service=None, service_timeout=None, **kwargs):
             given = sorted(kwargs) + [f"{len(args)} positional"] * bool(args)
             raise TypeError(f"to_tf_data: fetches are lowered as their graph says; "
                             f"{given} apply to a slim Dataset or file names only")
-        return lowering.lower_to_tf_data(source, service, service_timeout)
+        return lowering.lower_to_tf_data(source, service, service_timeout, cache)
+    if cache is not None:
+        raise TypeError("to_tf_data: cache applies to the fetches of a queue pipeline; for a "
+                        "slim Dataset or file names, apply .cache() to the result")
     if service is not None:
         raise TypeError("to_tf_data: service applies to the fetches of a queue pipeline; "
                         "for a slim Dataset or file names, apply "

@@ -19,6 +19,7 @@ import weakref
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
+from tf1compat.migrate.lowering.caching import cache_budget, plan_cache
 from tf1compat.migrate.lowering.graph_function import check_fetch
 from tf1compat.migrate.lowering.graph_reader import GraphReader
 from tf1compat.migrate.lowering.plan import Batch, Prefetch
@@ -50,11 +51,12 @@ class Lowering:
     names of the queue ops the plan replaces.
     """
 
-    def __init__(self, fetches, plan, batched, queues):
+    def __init__(self, fetches, plan, batched, queues, cached=None, not_cached=None):
         self.fetches = fetches
         self.plan = plan
         self.batched = batched
         self.queues = queues      # names of the queue ops the plan replaces
+        self.cached, self.not_cached = cached, not_cached
 
     @property
     def deterministic(self):
@@ -62,7 +64,9 @@ class Lowering:
         return self.plan.is_deterministic()
 
     def describe(self):
-        return self.plan.describe()
+        if self.cached is not None:
+            return self.cached.describe()
+        return f"{self.plan.describe()}; not cached: {self.not_cached}"
 
     def to_tf_data(self, service=None, service_timeout=None):
         """The ``tf.data.Dataset``, built eagerly (see :func:`lower_to_tf_data`)."""
@@ -73,10 +77,11 @@ class Lowering:
         ``tf.compat.v1`` iterator), elements shaped like the fetches; with ``service``
         (``grpc://HOST:PORT``) its work runs on that tf.data service
         (:mod:`tf1compat.migrate.service`), each wait for it bounded by
-        ``service_timeout`` seconds (None: the service module's default)."""
+        ``service_timeout`` seconds (None: the service module's default); not cached
+        there."""
         fetches = self.fetches
         if service is None:
-            dataset = self.plan.build()
+            dataset = (self.cached or self.plan).build()
         else:
             from tf1compat.migrate.service import build_distributed  # it cuts plans: a cycle
             dataset = build_distributed(self.plan, service, service_timeout)
@@ -90,11 +95,19 @@ class Lowering:
         return f"<Lowering {self.describe()}>"
 
 
-def lower(fetches, prune_features=True):
+def _prefetched(plan):
+    """``plan`` ending in a prefetch: what the queue runners' threads did."""
+    if any(isinstance(step, Prefetch) for step in plan.chain()):
+        return plan
+    return Prefetch(plan, tf.data.AUTOTUNE)
+
+
+def lower(fetches, prune_features=True, cache=None):
     """Read the queue pipeline behind ``fetches``; returns a :class:`Lowering`.
 
     ``prune_features``: parse ops parse only the features the fetches need
     (:mod:`.feature_pruning`); ``False`` parses every key, as the program does.
+    ``cache``: the in-memory cache's budget (see :func:`~tf1compat.to_tf_data`).
     Raises :class:`~tf1compat.errors.LoweringError` for what cannot be lowered (also
     a SparseTensor among the fetches), ``TypeError`` when ``fetches`` are not graph
     tensors of one graph.
@@ -114,10 +127,13 @@ def lower(fetches, prune_features=True):
     plan = reader.mapped(source, function)
     batched = isinstance(plan.upstream, (Batch, Prefetch)) and all(
         t.shape.rank != 0 for t in flat)
-    plan = vectorize(plan, reader.graph_def)
-    if not any(isinstance(step, Prefetch) for step in plan.chain()):
-        plan = Prefetch(plan, tf.data.AUTOTUNE)   # what the queue runners' threads did
-    return Lowering(fetches, plan, batched, frozenset(reader.lowered_queues))
+    budget = cache_budget(cache)
+    cached, not_cached = _eagerly(lambda: plan_cache(plan, reader.graph_def, budget))
+    plan = _prefetched(vectorize(plan, reader.graph_def))
+    if cached is not None:
+        cached.upstream, cached.uncached = _prefetched(cached.upstream), plan
+    return Lowering(fetches, plan, batched, frozenset(reader.lowered_queues), cached,
+                    not_cached)
 
 
 def _eagerly(build):
@@ -129,11 +145,12 @@ def _eagerly(build):
         return pool.submit(build).result()
 
 
-def lower_to_tf_data(fetches, service=None, service_timeout=None):
+def lower_to_tf_data(fetches, service=None, service_timeout=None, cache=None):
     """The ``tf.data.Dataset`` delivering what ``fetches`` deliver, built eagerly; on the
     tf.data service at ``service`` (``grpc://HOST:PORT``) when given, each wait for it
-    bounded by ``service_timeout`` seconds."""
-    return lower(fetches).to_tf_data(service, service_timeout)
+    bounded by ``service_timeout`` seconds; ``cache``: the in-memory cache's budget (see
+    :func:`~tf1compat.to_tf_data`)."""
+    return lower(fetches, cache=cache).to_tf_data(service, service_timeout)
 
 
 def _check_nothing_else_reads(flat):
@@ -153,7 +170,7 @@ def queues_replaced(graph):
     return _REPLACED.get(graph, frozenset())
 
 
-def replace_with_tf_data(fetches, service=None, service_timeout=None):
+def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` in the fetches' structure (a list stays a list), and drops the
     lowered queues' runners, so no thread runs them. The ops it adds leave the op-level
@@ -165,11 +182,12 @@ def replace_with_tf_data(fetches, service=None, service_timeout=None):
 
     A pipeline that something else in the graph computes from raises LoweringError.
     ``service``: run it on that tf.data service (``grpc://HOST:PORT``), each wait for
-    it bounded by ``service_timeout`` seconds."""
+    it bounded by ``service_timeout`` seconds; ``cache``: the in-memory cache's budget
+    (see :func:`~tf1compat.to_tf_data`)."""
     flat = tf.nest.flatten(fetches)
     graph = flat[0].graph
     with op_seeds_kept(graph):
-        lowering = lower(fetches)
+        lowering = lower(fetches, cache=cache)
         _check_nothing_else_reads(flat)
         with graph.as_default(), tf.name_scope("tf_data"):
             values = tf.nest.flatten(
@@ -207,9 +225,11 @@ def queue_end_error(error, graph):
     return tf.errors.OutOfRangeError(dequeue.node_def, dequeue, message)
 
 
-def describe_lowering(fetches):
+def describe_lowering(fetches, cache=None):
     """The tf.data chain :func:`~tf1compat.to_tf_data` builds for ``fetches``, e.g.
-    ``3 files, 2 epochs, reshuffled every epoch (seed 5) -> TFRecordDataset ->
+    ``3 files, 1 epoch, reshuffled every epoch (seed 5) -> TFRecordDataset ->
     shuffle(buffer 64, seed 7) -> batch(8, keep remainder) -> map(vectorized: 3 ops:
-    ParseExampleV2, DecodeRaw, Reshape, 2 threads -> parallel) -> prefetch(autotune)``."""
-    return lower(fetches).describe()
+    ParseExampleV2, DecodeRaw, Reshape, 2 threads -> parallel) -> prefetch(autotune);
+    not cached: the files are read once (1 epoch)``; a cached pipeline shows its
+    ``cache(...)`` step (``cache`` as for :func:`~tf1compat.to_tf_data`)."""
+    return lower(fetches, cache=cache).describe()

@@ -1,0 +1,324 @@
+"""The lowering's in-memory cache: a multi-epoch pipeline keeps its deterministic
+per-example work after reading each file once, and gives the same elements, epoch
+by epoch, as without the cache; random per-example ops still run every epoch."""
+
+import collections
+
+import numpy as np
+import pytest
+from legacy_programs import tf1compat_run, write_program
+
+from tf1compat.errors import PipelineConfigError
+from tf1compat.records.example import make_example
+from tf1compat.records.tfrecord import write_records
+
+tf = pytest.importorskip("tensorflow")
+import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
+from tf1compat.migrate.lowering import lower  # noqa: E402
+from tf1compat.migrate.lowering.caching import BUDGET_VARIABLE, cache_budget  # noqa: E402
+
+pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
+
+SHAPE = [4, 4, 3]
+FEATURES = {"id": tf.io.FixedLenFeature([], tf.int64),
+            "image": tf.io.FixedLenFeature([], tf.string)}
+COUNTS = (7, 5, 9)   # examples per file; ids 0..20
+
+
+@pytest.fixture
+def image_files(tmp_path, rng):
+    """Three TFRecord files of {id, image: raw uint8 4x4x3 bytes}; returns (paths, images)."""
+    paths, images = [], {}
+    for index, count in enumerate(COUNTS):
+        path = str(tmp_path / f"part-{index}.tfrecord")
+        examples = []
+        for _ in range(count):
+            image = rng.integers(0, 256, SHAPE, dtype=np.uint8)
+            images[len(images)] = image
+            examples.append(make_example({"id": len(images) - 1, "image": image.tobytes()}))
+        write_records(path, examples)
+        paths.append(path)
+    return paths, images
+
+
+def decoded(value):
+    example = tf.io.parse_single_example(value, FEATURES)
+    image = tf.reshape(tf.io.decode_raw(example["image"], tf.uint8), SHAPE)
+    return {"id": example["id"], "image": image}
+
+
+def classic(paths, num_epochs=3, shuffle_files=False, batching="batch", augment=False):
+    """read -> parse -> decode -> (random flip and crop) -> (shuffle_)batch."""
+    queue = tc.string_input_producer(paths, num_epochs=num_epochs, shuffle=shuffle_files,
+                                     seed=5)
+    example = decoded(tc.TFRecordReader().read(queue)[1])
+    if augment:
+        flipped = tf.image.random_flip_left_right(example["image"], seed=7)
+        example["augmented"] = tf.image.random_crop(flipped, [3, 3, 3], seed=8)
+    if batching == "shuffle_batch":
+        return tc.shuffle_batch(example, 4, capacity=20, min_after_dequeue=8, seed=3,
+                                allow_smaller_final_batch=True)
+    return tc.batch(example, 4, allow_smaller_final_batch=True)
+
+
+def with_and_without(fetches, cache=None):
+    """The lowered datasets with the cache (``cache``: its budget) and without."""
+    return tc.to_tf_data(fetches, cache=cache), tc.to_tf_data(fetches, cache=False)
+
+
+def batches(dataset):
+    return list(dataset.as_numpy_iterator())
+
+
+def examples(batch_list):
+    """The batches cut into examples: a list of {key: array}."""
+    return [{key: batch[key][i] for key in batch} for batch in batch_list
+            for i in range(len(batch["id"]))]
+
+
+def assert_same_batches(cached, uncached):
+    assert len(cached) == len(uncached)
+    for got, expected in zip(cached, uncached, strict=True):
+        assert got.keys() == expected.keys()
+        for key in got:
+            np.testing.assert_array_equal(got[key], expected[key], err_msg=key)
+
+
+def assert_true_images(examples_list, images):
+    for example in examples_list:
+        np.testing.assert_array_equal(example["image"], images[int(example["id"])])
+
+
+# ------------------------------------------------------------ same elements
+
+@pytest.mark.parametrize("shuffle_files", [False, True], ids=["files in order", "reshuffled"])
+def test_classic_pipeline_same_batches_epoch_by_epoch(image_files, shuffle_files):
+    paths, images = image_files
+    with tc.legacy_graph():
+        batch = classic(paths, num_epochs=3, shuffle_files=shuffle_files)
+        plan = tc.describe_lowering(batch)
+        datasets = with_and_without(batch)
+    cached, uncached = map(batches, datasets)
+    assert "-> cache(3 files read once into memory, about" in plan
+    assert "TFRecordDataset -> batch(256, keep remainder) -> map(vectorized: " in plan
+    assert_same_batches(cached, uncached)
+    ids = [int(example["id"]) for example in examples(cached)]
+    assert len(ids) == 3 * sum(COUNTS)
+    epochs = [ids[i * sum(COUNTS):(i + 1) * sum(COUNTS)] for i in range(3)]
+    assert all(sorted(epoch) == list(range(sum(COUNTS))) for epoch in epochs)
+    if shuffle_files:   # the producer reshuffles the files every epoch, with the cache too
+        assert len({tuple(epoch) for epoch in epochs}) > 1
+    else:
+        assert epochs[0] == epochs[1] == epochs[2] == list(range(sum(COUNTS)))
+    assert_true_images(examples(cached), images)
+
+
+def test_shuffle_batch_with_reshuffled_files_same_batches(image_files):
+    paths, images = image_files
+    with tc.legacy_graph():
+        batch = classic(paths, num_epochs=4, shuffle_files=True, batching="shuffle_batch")
+        plan = tc.describe_lowering(batch)
+        datasets = with_and_without(batch)
+    cached, uncached = map(batches, datasets)
+    assert "cache(3 files" in plan and "shuffle(buffer 8, seed 3)" in plan
+    assert_same_batches(cached, uncached)
+    assert collections.Counter(int(e["id"]) for e in examples(cached)) == {
+        i: 4 for i in range(sum(COUNTS))}
+    assert_true_images(examples(cached), images)
+
+
+def test_slim_provider_with_shuffle_batch_same_examples_per_epoch(tmp_path, image_files):
+    from tf1compat.pipeline import queues
+    from tf1compat.slim import dataset, dataset_data_provider, tfexample_decoder
+
+    paths, images = image_files
+    keys_to_features = {"id": tf.io.FixedLenFeature((), tf.int64),
+                        "image/encoded": tf.io.FixedLenFeature((), tf.string),
+                        "image/format": tf.io.FixedLenFeature((), tf.string, "raw")}
+    slim_paths = []
+    for index in range(len(paths)):   # slim's keys: image/encoded, image/format
+        slim_path = str(tmp_path / f"slim-{index}.tfrecord")
+        write_records(slim_path, [make_example({
+            "id": i, "image/encoded": images[i].tobytes(), "image/format": b"raw"})
+            for i in range(sum(COUNTS[:index]), sum(COUNTS[:index + 1]))])
+        slim_paths.append(slim_path)
+    data = dataset.Dataset(
+        data_sources=slim_paths, reader=queues.TFRecordReader, num_samples=sum(COUNTS),
+        decoder=tfexample_decoder.TFExampleDecoder(keys_to_features, {
+            "image": tfexample_decoder.Image(shape=SHAPE), "id": tfexample_decoder.Tensor("id")}),
+        items_to_descriptions={})
+    with tc.legacy_graph():
+        provider = dataset_data_provider.DatasetDataProvider(
+            data, num_readers=2, shuffle=True, num_epochs=3, seed=1, common_queue_capacity=16,
+            common_queue_min=4)
+        image, example_id = provider.get(["image", "id"])
+        batch = tc.shuffle_batch({"image": image, "id": example_id}, 3, capacity=20,
+                                 min_after_dequeue=6, seed=2)
+        plan = tc.describe_lowering(batch)
+        datasets = with_and_without(batch)
+    cached, uncached = map(batches, datasets)
+    assert "interleave(2 readers: cache(3 files read once into memory" in plan
+    assert len(cached) == len(uncached) == 3 * sum(COUNTS) // 3
+    # Each stretch of one epoch's worth of examples: the same multiset with and without.
+    for got, expected in zip(np.split(np.concatenate([b["id"] for b in cached]), 3),
+                             np.split(np.concatenate([b["id"] for b in uncached]), 3),
+                             strict=True):
+        assert collections.Counter(got.tolist()) == collections.Counter(expected.tolist())
+    assert_true_images(examples(cached), images)
+
+
+def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
+    paths, images = image_files
+    with tc.legacy_graph():
+        batch = classic(paths, num_epochs=6, augment=True)
+        plan = tc.describe_lowering(batch)
+        datasets = with_and_without(batch)
+    cached, uncached = map(batches, datasets)
+    assert "cache(3 files" in plan
+    after_cache = plan.rsplit("budget: ", 1)[1]
+    assert ") -> map(" in after_cache and "in order: stateful RandomUniform" in after_cache
+    assert_same_batches(cached, uncached)   # seeded: the same draws, in the same order
+    crops = collections.defaultdict(set)
+    for example in examples(cached):
+        crops[int(example["id"])].add(example["augmented"].tobytes())
+    # Over 6 epochs each example gets other flips and crops (8 crops x 2 flips possible).
+    assert sum(len(seen) > 1 for seen in crops.values()) >= sum(COUNTS) - 2
+    assert_true_images(examples(cached), images)
+
+
+# ------------------------------------------------------------ not cached
+
+def test_single_epoch_is_not_cached(image_files):
+    with tc.legacy_graph():
+        batch = classic(image_files[0], num_epochs=1)
+        assert tc.describe_lowering(batch).endswith(
+            "; not cached: the files are read once (1 epoch)")
+
+
+def test_above_the_budget_is_not_cached_and_said(image_files):
+    paths, _ = image_files
+    with tc.legacy_graph():
+        batch = classic(paths)
+        plan = tc.describe_lowering(batch, cache=100)
+        assert "cache(" not in plan
+        assert plan.endswith("budget") and "; not cached: about " in plan
+        assert "above the 100 bytes budget" in plan
+        datasets = with_and_without(batch, cache=100)
+    assert_same_batches(*map(batches, datasets))
+
+
+def test_above_the_budget_while_filling_reads_uncached(tmp_path):
+    """GZIP files of zeros: the estimate (file sizes) is far below what decoding
+    holds, so the cache is planned, found too big while filling, and dropped."""
+    paths = []
+    for index in range(2):
+        path = str(tmp_path / f"zeros-{index}.tfrecord.gz")
+        write_records(path, [make_example({"id": index * 300 + i,
+                                           "image": bytes(np.prod(SHAPE))})
+                             for i in range(300)], compression="GZIP")
+        paths.append(path)
+    budget = 20_000   # decoded: 600 x (48 + 8) bytes, files: a few kB
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=2, shuffle=False)
+        _, value = tc.TFRecordReader(
+            options=tf.io.TFRecordOptions(compression_type="GZIP")).read(queue)
+        batch = tc.batch(decoded(value), 64, allow_smaller_final_batch=True)
+        lowering = lower(batch, cache=budget)
+        datasets = with_and_without(batch, cache=budget)
+    got, expected = map(batches, datasets)
+    assert "cache(2 files" in lowering.describe()
+    *_, complete = lowering.cached.cache.filled().get_single_element()
+    assert not complete
+    assert_same_batches(got, expected)
+    assert [int(i) for b in got for i in b["id"]] == list(range(600)) * 2
+
+
+def test_turned_off_by_the_setting_and_the_argument(image_files, monkeypatch):
+    with tc.legacy_graph():
+        batch = classic(image_files[0])
+        monkeypatch.setenv(BUDGET_VARIABLE, "off")
+        assert "; not cached: caching is off" in tc.describe_lowering(batch)
+        monkeypatch.setenv(BUDGET_VARIABLE, "1G")
+        assert "of a 1,024 MB budget" in tc.describe_lowering(batch)
+        monkeypatch.delenv(BUDGET_VARIABLE)
+        assert "; not cached: caching is off" in tc.describe_lowering(batch, cache=False)
+        assert "cache(3 files" in tc.describe_lowering(batch)
+
+
+@pytest.mark.parametrize(("value", "budget"), [
+    ("500M", 500 * 2 ** 20), ("2g", 2 * 2 ** 30), ("1.5GiB", int(1.5 * 2 ** 30)),
+    ("4096", 4096), ("64kB", 64 * 1024), ("off", 0), (False, 0), (123, 123)])
+def test_budget_values(value, budget):
+    assert cache_budget(value) == budget
+
+
+@pytest.mark.parametrize("value", ["lots", "-5M", "nan", "1X", -3, 2.5])
+def test_bad_budget_is_refused_naming_what_is_expected(value, monkeypatch):
+    with pytest.raises(PipelineConfigError, match=r"expected .*500M, 2G") as info:
+        cache_budget(value)
+    assert info.value.argument == "cache"
+    if isinstance(value, str):
+        monkeypatch.setenv(BUDGET_VARIABLE, value)
+        with pytest.raises(PipelineConfigError, match=BUDGET_VARIABLE) as info:
+            cache_budget(None)
+        assert info.value.argument == BUDGET_VARIABLE
+
+
+def test_cache_argument_is_for_fetches_only(image_files):
+    with pytest.raises(TypeError, match="cache applies to the fetches of a queue pipeline"):
+        tc.to_tf_data(image_files[0], cache=False)
+
+
+# ------------------------------------------------------------ run --tf-data
+
+PROGRAM = """
+    import sys
+    import numpy as np
+    import tensorflow as tf
+
+    features = {"id": tf.FixedLenFeature([], tf.int64), "image": tf.FixedLenFeature([], tf.string)}
+    queue = tf.train.string_input_producer(sys.argv[1:], num_epochs=3, shuffle=True, seed=4)
+    _, value = tf.TFRecordReader().read(queue)
+    example = tf.parse_single_example(value, features)
+    image = tf.reshape(tf.decode_raw(example["image"], tf.uint8), [4, 4, 3])
+    flipped = tf.image.random_flip_left_right(image, seed=6)
+    ids, images, flips = tf.train.shuffle_batch([example["id"], image, flipped], 5,
+                                                capacity=30, min_after_dequeue=10, seed=2,
+                                                allow_smaller_final_batch=True)
+    total = 0
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        try:
+            while True:
+                i, m, f = sess.run([ids, images, flips])
+                print("batch", i.tolist(), int(m.astype(np.int64).sum()),
+                      int((f.astype(np.int64) * np.arange(48).reshape(4, 4, 3)).sum()))
+        except tf.errors.OutOfRangeError:
+            pass
+        coord.request_stop()
+        coord.join(threads)
+"""
+
+
+@pytest.mark.slow
+def test_run_tf_data_same_values_with_and_without_the_cache(tmp_path, image_files):
+    program = write_program(tmp_path, "train.py", PROGRAM)
+    outputs = {}
+    for flags in ([], ["--no-cache"], ["--cache-budget", "1M"]):
+        done = tf1compat_run("--tf-data", *flags, program, *image_files[0], cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs[" ".join(flags)] = [line for line in done.stdout.splitlines()
+                                    if line.startswith("batch")]
+    assert len(outputs[""]) == -(-3 * sum(COUNTS) // 5)
+    assert outputs[""] == outputs["--no-cache"] == outputs["--cache-budget 1M"]
+
+
+def test_run_refuses_cache_flags_without_tf_data_and_bad_sizes(tmp_path):
+    program = write_program(tmp_path, "nothing.py", "print('ran')\n")
+    done = tf1compat_run("--no-cache", program, cwd=tmp_path)
+    assert done.returncode == 2 and "--no-cache sets the cache of --tf-data" in done.stderr
+    done = tf1compat_run("--tf-data", "--cache-budget", "lots", program, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--cache-budget 'lots' is not a size: a size in bytes" in done.stderr

@@ -1,0 +1,494 @@
+"""Automatic in-memory caching of a lowered pipeline's deterministic per-example work.
+
+A legacy program training for many epochs reads, parses and decodes every record
+again each epoch. When a lowered pipeline reads its files for more than one epoch
+and its per-example map starts with deterministic work (parse, decode, fixed
+reshapes), :func:`plan_cache` rewrites the plan so that work is done once:
+
+- before the first element, every file is read and mapped through the
+  deterministic part of the map (batch-then-parse where it applies), into one
+  stacked tensor per component and each file's rows (:class:`FileCache`);
+- each epoch then follows the producer's file order (its per-epoch shuffle with its
+  seeds included) over those rows (:class:`CachedRead`), and the rest runs as
+  before: shuffle buffers with their seeds, the per-example ops that vary (random
+  crops and flips, py_func) on every epoch, batching. The elements are the same,
+  epoch by epoch.
+
+Not cached: a pipeline that reads its files once, one without a producer of files,
+one whose per-example map starts with nothing deterministic, one whose cached
+values have no fixed shape, and one estimated above the budget before reading
+(the files' sizes times the growth measured on the first file's first records).
+While filling, the bytes held are counted; above the budget the cache is dropped
+and every file is read again as without it (the same elements).
+"""
+
+import copy
+import os
+
+from tf1compat._tf import tf, v1
+from tf1compat.errors import PipelineConfigError
+from tf1compat.migrate.lowering.batch_then_parse import vectorize
+from tf1compat.migrate.lowering.graph_function import trace_function
+from tf1compat.migrate.lowering.plan import (
+    Batch,
+    Element,
+    Interleave,
+    Map,
+    Read,
+    RoundRobin,
+    Shuffle,
+    Step,
+    Values,
+)
+from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.varying import varying_ops
+
+__all__ = ["BUDGET_VARIABLE", "CachedPipeline", "CachedRead", "FileCache", "Rebatch",
+           "cache_budget", "default_budget", "plan_cache"]
+
+BUDGET_VARIABLE = "TF1COMPAT_CACHE_BUDGET"
+_DEFAULT_CAP = 4 * 2 ** 30       # the default budget: a quarter of available memory, at most this
+_FILL_CHUNK = 256                # records read and mapped together while filling
+_STRING_BYTES = 24               # what TensorFlow holds per string besides its characters
+_UNITS = {"": 1, "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
+_OFF = ("off", "no", "false", "0")
+_EXPECTED = "a size in bytes (e.g. 500M, 2G, 1073741824), or off"
+
+
+def default_budget():
+    """A quarter of the memory available now (Linux's MemAvailable; a quarter of the
+    physical memory elsewhere), at most 4 GiB."""
+    available = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    if available is None:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(available // 4, _DEFAULT_CAP)
+
+
+def _parse_size(text, argument):
+    value = text.strip().lower().removesuffix("ib").removesuffix("b")
+    if value in _OFF[:3]:
+        return 0
+    unit = value[-1:] if value[-1:] in _UNITS else ""
+    try:
+        size = float(value[:len(value) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        size = -1
+    if size < 0 or size != size or size == float("inf"):
+        raise PipelineConfigError(f"{argument}: {text!r} is not a cache budget; expected "
+                                  f"{_EXPECTED}", argument=argument, expected=_EXPECTED)
+    return int(size)
+
+
+def cache_budget(cache=None):
+    """The budget in bytes (0: no caching) for ``cache``: None or True -> the
+    ``TF1COMPAT_CACHE_BUDGET`` variable when set, else :func:`default_budget`;
+    False -> 0; a number of bytes or a size text (``"500M"``, ``"off"``)."""
+    if cache is None or cache is True:
+        setting = os.environ.get(BUDGET_VARIABLE, "").strip()
+        return _parse_size(setting, BUDGET_VARIABLE) if setting else default_budget()
+    if cache is False:
+        return 0
+    if isinstance(cache, str):
+        return _parse_size(cache, "cache")
+    if isinstance(cache, int) and cache >= 0:
+        return cache
+    raise PipelineConfigError(f"cache: expected True, False, None or {_EXPECTED}; got "
+                              f"{cache!r}", argument="cache", expected=_EXPECTED)
+
+
+def _megabytes(size):
+    if size >= 2 ** 20:
+        return f"{size / 2 ** 20:,.0f} MB"
+    return f"{size / 2 ** 10:,.0f} kB" if size >= 2 ** 10 else f"{size} bytes"
+
+
+# ------------------------------------------------------------ splitting the map
+
+def _split(map_step, graph_def):
+    """``(prefix, suffix, columns)``: the deterministic start of the map's function
+    computing ``columns`` (the tensors the rest uses, or its outputs), and the rest
+    (None when nothing varies); or a reason text when there is nothing to cache."""
+    function = map_step.function
+    order = function._in_graph_order()
+    inputs = {t.name for t in function.inputs}
+    varying = set(varying_ops(order, graph_def))
+    tainted, fed = set(), set()
+    for op in order:
+        upstream = [t.op for t in op.inputs] + list(op.control_inputs)
+        if op in varying or any(o in tainted for o in upstream):
+            tainted.add(op)
+        elif any(t.name in inputs or t.op in fed for t in op.inputs):
+            fed.add(op)
+    if not any(op.type not in op_types.PLUMBING for op in fed):
+        return "the per-example map starts with no deterministic work to keep"
+
+    def cached(tensor):
+        return tensor.name in inputs or tensor.op in fed
+    if tainted:
+        used = [t for t in function.outputs if cached(t)]
+        used += [t for op in order if op in tainted for t in op.inputs if cached(t)]
+        columns = list({t.name: t for t in used}.values())
+    else:
+        columns = list(function.outputs)
+    unshaped = [t for t in columns if not t.shape.is_fully_defined()]
+    if unshaped:
+        return (f"the values to keep have no fixed shape ('{unshaped[0].name}' is "
+                f"{unshaped[0].shape})")
+    sources = {t.op for t in function.inputs}
+    prefix = trace_function(graph_def, columns, lambda op: op in sources)
+    suffix = None
+    if tainted:
+        suffix = trace_function(graph_def, function.outputs,
+                                lambda op: op in sources or op in fed)
+    return prefix, suffix, columns
+
+
+# ------------------------------------------------------------ the cache
+
+def _row_bytes(columns):
+    """Bytes held by a batch of rows."""
+    total = tf.constant(0, tf.int64)
+    for column in columns:
+        if column.dtype == tf.string:
+            total += tf.reduce_sum(tf.cast(tf.strings.length(column), tf.int64) + _STRING_BYTES)
+        else:
+            total += tf.size(column, tf.int64) * column.dtype.size
+    return total
+
+
+class FileCache:
+    """The cached rows of every file: ``fill`` is the chain (from an :class:`Element`
+    file name) giving a file's rows in batches; :meth:`filled` reads all files into
+    one element of stacked columns with each file's start and length, or empty
+    columns when the rows exceed ``budget`` (then each file is read again)."""
+
+    def __init__(self, files, fill, specs, budget, estimate):
+        self.files, self.fill, self.specs = files, fill, specs
+        self.budget, self.estimate = budget, estimate
+        self.state = None   # (columns, starts, lengths, complete) while a dataset is built
+
+    def text(self):
+        count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
+        return (f"cache({count} read once into memory, about {_megabytes(self.estimate)} of "
+                f"a {_megabytes(self.budget)} budget: {self.fill.describe()})")
+
+    def _marker(self, index):
+        """A chunk of one row of zeros in file ``index`` (-1: after the last file)."""
+        return (*(tf.zeros([1, *spec.shape], spec.dtype) for spec in self.specs),
+                tf.constant(index, tf.int64), tf.constant(1, tf.int64))
+
+    def filled(self):
+        """One element: the stacked columns (empty when over the budget), each file's
+        first row and number of rows, and whether all files fit the budget."""
+        files, fill, budget, size = tf.constant(self.files), self.fill, self.budget, len(self.files)
+
+        @tf.autograph.experimental.do_not_convert
+        def file_chunks(index, filename):
+            @tf.autograph.experimental.do_not_convert
+            def with_file(*columns):
+                return (*columns, index, tf.shape(columns[0], tf.int64)[0])
+            return fill.build(tf.data.Dataset.from_tensors(filename)).map(with_file)
+
+        @tf.autograph.experimental.do_not_convert
+        def count(total, chunk):
+            total += _row_bytes(chunk[:-2])
+            return total, (*chunk, total <= budget)
+
+        @tf.autograph.experimental.do_not_convert
+        def within_budget(*chunk):
+            return chunk[-1]
+
+        @tf.autograph.experimental.do_not_convert
+        def without_flag(*chunk):
+            return chunk[:-1]
+
+        @tf.autograph.experimental.do_not_convert
+        def finish(*stacked):
+            # Chunks are padded to the longest; only a file's last chunk is short, so a
+            # file's rows are contiguous once the chunks are laid end to end.
+            *columns, index, rows = stacked
+            complete = tf.reduce_any(tf.equal(index, -1))
+            ids = tf.where(index >= 0, index, size)
+            lengths = tf.math.unsorted_segment_sum(rows, ids, size + 1)[:size]
+            first = tf.math.unsorted_segment_min(tf.range(tf.size(index, tf.int64)), ids,
+                                                 size + 1)[:size]
+            starts = tf.minimum(first, tf.size(index, tf.int64)) * tf.shape(
+                columns[0], tf.int64)[1]
+            flat = [tf.reshape(c, tf.concat([[-1], tf.shape(c)[2:]], 0)) for c in columns]
+            # Over the budget: keep nothing (the rows read so far are freed here).
+            flat = [tf.cond(complete, lambda c=c: c, lambda c=c: c[:0]) for c in flat]
+            return (*flat, starts, lengths, complete)
+
+        chunks = tf.data.Dataset.from_tensor_slices(
+            (tf.range(size, dtype=tf.int64), files)).flat_map(file_chunks)
+        kept = (chunks.concatenate(tf.data.Dataset.from_tensors(self._marker(-1)))
+                .scan(tf.constant(0, tf.int64), count)
+                .take_while(within_budget).map(without_flag))
+        # All chunks in one batch: no more than the budget's worth, the markers and a
+        # short chunk per file.
+        row_bytes = sum(spec.shape.num_elements() * (
+            _STRING_BYTES if spec.dtype == tf.string else spec.dtype.size) for spec in self.specs)
+        most = budget // (_FILL_CHUNK * max(row_bytes, 1)) + size + 3
+        return (kept.concatenate(tf.data.Dataset.from_tensors(self._marker(-2)))
+                .padded_batch(most).map(finish))
+
+
+class CachedRead(Step):
+    """Each upstream file name's rows from the :class:`FileCache`; with
+    ``whole_files``, each file's row numbers as one element, for :class:`Rebatch`."""
+
+    def __init__(self, upstream, cache):
+        self.upstream, self.cache, self.whole_files = upstream, cache, False
+
+    def text(self):
+        return self.cache.text()
+
+    def apply(self, dataset):
+        files, whole_files = tf.constant(self.cache.files), self.whole_files
+        columns, starts, lengths, _ = self.cache.state
+
+        @tf.autograph.experimental.do_not_convert
+        def per_file(filename):
+            matches = tf.equal(files, filename)
+            found = tf.debugging.assert_equal(
+                tf.reduce_any(matches), True, message="tf1compat: a file the in-memory "
+                "cache does not hold (the file list changed since the pipeline was "
+                "lowered); turn the cache off (cache=False, --no-cache)")
+            with tf.control_dependencies([found]):
+                index = tf.argmax(tf.cast(matches, tf.int32))
+            start, length = starts[index], lengths[index]
+            if whole_files:
+                return tf.data.Dataset.from_tensors(tf.range(start, start + length))
+            return tf.data.Dataset.from_tensor_slices(
+                tuple(column[start:start + length] for column in columns))
+        return dataset.flat_map(per_file)
+
+
+class Rebatch(Step):
+    """A :class:`~tf1compat.migrate.lowering.plan.Batch` straight after a
+    :class:`CachedRead`: the same batches, cut from the files' row numbers and
+    gathered, without going through single elements."""
+
+    def __init__(self, upstream, batch, cache):
+        self.upstream, self.batch, self.cache = upstream, batch, cache
+
+    def text(self):
+        return self.batch.text()
+
+    def apply(self, dataset):
+        columns = self.cache.state[0]
+
+        @tf.autograph.experimental.do_not_convert
+        def gather(rows):
+            return tuple(tf.gather(column, rows) for column in columns)
+        return dataset.rebatch(self.batch.batch_size,
+                               drop_remainder=self.batch.drop_remainder).map(gather)
+
+
+class CachedPipeline(Step):
+    """The root of a cached plan: fills the cache, then builds ``upstream`` (the
+    plan with a :class:`CachedRead`) over it, or ``uncached`` (the plan without a
+    cache) when the rows did not fit the budget."""
+
+    def __init__(self, upstream, cache, uncached=None):
+        self.upstream, self.cache, self.uncached = upstream, cache, uncached
+
+    def text(self):
+        return ""
+
+    def build(self, dataset=None):
+        cache, inner, uncached = self.cache, self.upstream, self.uncached
+
+        @tf.autograph.experimental.do_not_convert
+        def epochs(*state):
+            *columns, starts, lengths, complete = state
+            cache.state = (columns, starts, lengths, complete)
+            try:
+                cached = inner.build()
+            finally:
+                cache.state = None
+            everything, nothing = tf.constant(-1, tf.int64), tf.constant(0, tf.int64)
+            return cached.take(tf.where(complete, everything, nothing)).concatenate(
+                uncached.build().take(tf.where(complete, nothing, everything)))
+        return cache.filled().flat_map(epochs)
+
+
+# ------------------------------------------------------------ planning
+
+def _copy_chain(last):
+    """A copy of the steps of the chain ending at ``last`` (functions shared)."""
+    copies = {}
+
+    def copied(step):
+        if step is None:
+            return None
+        if id(step) not in copies:
+            twin = copies[id(step)] = copy.copy(step)
+            twin.upstream = copied(step.upstream)
+            if isinstance(step, Interleave):
+                twin.template = copied(step.template)
+            if isinstance(step, RoundRobin):
+                twin.branches = [copied(branch) for branch in step.branches]
+        return copies[id(step)]
+    return copied(last)
+
+
+def _cache_point(plan):
+    """``(values, read, map)`` with the chain each is in (a list) and its holder (the
+    :class:`Interleave` whose template it is, or None for the plan), or a reason text."""
+    outer = plan.chain()
+    if any(isinstance(step, RoundRobin) for step in outer):
+        return "several pipelines are joined (batch_join over separate producers)"
+    index = next((i for i, step in enumerate(outer) if isinstance(step, Read) or isinstance(
+        step, Interleave) and isinstance(step.template.chain()[1], Read)), None)
+    if index is None:
+        return "no reader"
+    step = outer[index]
+    template = step.template.chain() if isinstance(step, Interleave) else None
+    values = outer[index - 1] if index else None
+    if not isinstance(values, Values) or values.noun != "files":
+        return "the reader's files do not come from a producer of file names"
+    if values.num_epochs == 1:
+        return "the files are read once (1 epoch)"
+    read_place = (template, step) if template else (outer, None)
+    read = template[1] if template else step
+    after = [(s, read_place) for s in read_place[0][read_place[0].index(read) + 1:]]
+    if template and all(_passes_through(s) for s, _ in after):
+        after += [(s, (outer, None)) for s in outer[index + 1:]]
+    for candidate, place in after:
+        if isinstance(candidate, Map) and not candidate.is_noop():
+            if candidate.unbatch or candidate.function.is_selection:
+                break
+            return values, (read, *read_place), (candidate, *place)
+        if not _passes_through(candidate):
+            break
+    return "no per-example map right after the reader"
+
+
+def _passes_through(step):
+    """Whether ``step`` keeps the elements as they are, only reordering them."""
+    return isinstance(step, Shuffle) or isinstance(step, Map) and step.is_noop()
+
+
+def _substitute(plan, old, new, chain, holder):
+    """Put ``new`` in the place of ``old`` in ``chain`` (held by ``holder``); returns
+    the plan's last step."""
+    position = chain.index(old)
+    chain[position] = new
+    if position + 1 < len(chain):
+        chain[position + 1].upstream = new
+    elif holder is not None:
+        holder.template = new
+    else:
+        return new
+    return plan
+
+
+def _values_of(make):
+    """The numpy values of the tensors ``make()`` builds: eagerly, or in a scratch
+    graph's session when eager execution is off (as in run mode)."""
+    if tf.executing_eagerly():
+        return tf.nest.map_structure(lambda tensor: tensor.numpy(), make())
+    with tf.Graph().as_default():
+        tensors = make()
+        with v1.Session() as session:
+            return session.run(tensors)
+
+
+def _files(values):
+    """The distinct file names the producer yields (evaluated once)."""
+    @tf.autograph.experimental.do_not_convert
+    def one_epoch(_):
+        return values.function(*(value for f in values.initial for value in f()))[0]
+    names = _values_of(lambda: tf.data.Dataset.range(1).map(one_epoch).get_single_element())
+    return sorted(set(names.tolist()))
+
+
+@tf.autograph.experimental.do_not_convert
+def _add(total, value):
+    return tf.nest.map_structure(tf.add, total, value)
+
+
+def _sample(cache, reading, name):
+    """``(bytes kept, rows, bytes read)`` of the first chunk of file ``name``."""
+    @tf.autograph.experimental.do_not_convert
+    def measured(*columns):
+        return _row_bytes(columns), tf.shape(columns[0], tf.int64)[0]
+
+    @tf.autograph.experimental.do_not_convert
+    def length(record):
+        return tf.cast(tf.strings.length(record), tf.int64)
+
+    def make():
+        zero = tf.constant(0, tf.int64)
+        first = cache.fill.build(tf.data.Dataset.from_tensors(name)).take(1).map(measured)
+        kept, rows = first.reduce((zero, zero), _add)
+        return kept, rows, reading.records(name).take(rows).map(length).reduce(zero, _add)
+    return _values_of(make)
+
+
+def _estimate(cache, reading, files):
+    """Bytes the cache will hold: the files' sizes times the growth of the first
+    records of the first file that has any."""
+    total = sum(tf.io.gfile.stat(name).length for name in files)
+    for name in files:
+        kept, rows, read = _sample(cache, reading, name)
+        if rows:
+            return int(total * int(kept) / max(int(read), 1))
+    return 0
+
+
+def plan_cache(plan, graph_def, budget):
+    """``(cached plan, None)`` for ``plan`` (before batch-then-parse; its steps are
+    not changed), or ``(None, why not)``; the cached plan is vectorized and starts
+    with a :class:`CachedPipeline`, whose ``uncached`` the caller sets (the plan it
+    runs when the rows exceed the budget). Runs eagerly (it reads a few records)."""
+    if not budget:
+        return None, f"caching is off ({BUDGET_VARIABLE}=off, --no-cache or cache=False)"
+    plan = _copy_chain(plan)
+    point = _cache_point(plan)
+    if isinstance(point, str):
+        return None, point
+    values, (read, *read_place), (map_step, *map_place) = point
+    split = _split(map_step, graph_def)
+    if isinstance(split, str):
+        return None, split
+    prefix, suffix, columns = split
+    try:
+        files = _files(values)
+    except (tf.errors.OpError, ValueError) as e:
+        return None, f"the file names are known only when the pipeline runs ({e})"
+    fill_read = copy.copy(read)
+    fill_read.upstream = Element()
+    fill_map = Map(None, prefix)
+    fill_map.upstream, fill_map.sequential = fill_read, False   # nothing in it varies
+    fill_map.positions = [map_step.positions[map_step.function.inputs.index(t)]
+                          for t in prefix.inputs]
+    fill = vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
+    specs = [tf.TensorSpec(t.shape, t.dtype) for t in columns]
+    cache = FileCache(files, fill, specs, budget, 0)
+    cache.estimate = _estimate(cache, read.reading, files)
+    if cache.estimate > budget:
+        return None, (f"about {_megabytes(cache.estimate)} to keep, above the "
+                      f"{_megabytes(budget)} budget")
+    cached_read = CachedRead(read.upstream, cache)
+    plan = _substitute(plan, read, cached_read, *read_place)
+    replacement = map_step.upstream
+    if suffix is not None:
+        replacement = Map(None, suffix, map_step.threads, map_step.unbatch)
+        replacement.link(map_step.upstream, columns)
+    plan = _substitute(plan, map_step, replacement, *map_place)
+    chain = plan.chain()
+    if cached_read in chain and chain.index(cached_read) + 1 < len(chain):
+        batch = chain[chain.index(cached_read) + 1]
+        if isinstance(batch, Batch) and not batch.padded:
+            cached_read.whole_files = True
+            plan = _substitute(plan, batch, Rebatch(cached_read, batch, cache), chain, None)
+    return CachedPipeline(vectorize(plan, graph_def), cache), None

@@ -1,0 +1,48 @@
+"""Which ops of a graph may give other values on another call with the same inputs.
+
+Random ops, ``py_func`` and any other op TensorFlow registers as stateful with
+outputs vary; an ``Assert`` (stateful, no outputs) does not. A control-flow op
+(``If``, ``While``, ``Case``, a function call) varies when an op of its functions
+does: slim's image decoding is an ``If`` that TensorFlow marks stateful only
+because a branch holds an ``Assert``. An op type TensorFlow does not know varies.
+"""
+
+from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
+
+__all__ = ["varying_ops"]
+
+
+def _attribute_functions(attributes):
+    """Names of the functions a node's attributes call (``then_branch``, ``body``, ...)."""
+    for value in attributes.values():
+        if value.HasField("func"):
+            yield value.func.name
+        elif value.HasField("list"):
+            yield from (function.name for function in value.list.func)
+
+
+def _node_varies(node, functions, known):
+    called = list(_attribute_functions(node.attr))
+    if called:
+        return any(_function_varies(name, functions, known) for name in called)
+    op_def = op_def_registry.get(node.op)
+    if op_def is None:
+        return node.op not in functions or _function_varies(node.op, functions, known)
+    return op_def.is_stateful and bool(op_def.output_arg)
+
+
+def _function_varies(name, functions, known):
+    if name not in known:
+        known[name] = False   # a recursive call adds nothing new
+        function = functions.get(name)
+        known[name] = function is None or any(
+            _node_varies(node, functions, known) for node in function.node_def)
+    return known[name]
+
+
+def varying_ops(ops, graph_def):
+    """The ops of ``ops`` (graph operations) whose values may vary between calls
+    (see the module docstring); ``graph_def`` gives the function library."""
+    functions = {f.signature.name: f for f in graph_def.library.function}
+    known = {}
+    return [op for op in ops if _node_varies(op.node_def, functions, known)]
