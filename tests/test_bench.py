@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from tf1compat import cli
-from tf1compat.benchmarks import conversion, reading
+from tf1compat.benchmarks import conversion, epochs, reading
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
@@ -28,6 +28,22 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
     assert all(values["examples"] == reading.QUICK["examples"]
                for values in results["summary"].values())
     assert "reading.md" in capsys.readouterr().out
+
+
+def test_quick_epochs_bench_times_every_row_over_five_epochs(tmp_path, capsys):
+    assert cli.main(["bench", "--suite", "epochs", "--quick", "--out", str(tmp_path)]) == 0
+    table = (tmp_path / "epochs.md").read_text()
+    assert table.startswith("`scripts/bench --suite epochs --quick` on ")
+    assert "load average" in table and "Targets:" in table
+    results = json.loads((tmp_path / "epochs.json").read_text())
+    rows = [row for row, _, _ in epochs._rows()]
+    assert len(rows) == 12 and set(results["summary"]) == set(rows)
+    for row in rows:
+        assert f"| {row} |" in table
+        # every row delivers every example of every epoch
+        assert results["summary"][row]["examples"] == 5 * epochs.QUICK["examples"]
+    assert results["summary"][epochs.REFERENCE]["vs_uncached"] == [1.0, 1.0, 1.0]
+    assert "epochs.md" in capsys.readouterr().out
 
 
 @pytest.mark.timeout(300)

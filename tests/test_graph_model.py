@@ -16,6 +16,7 @@ from tf1compat.migrate.lowering.graph_function import trace_function  # noqa: E4
 from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
+from tf1compat.pipeline.graph_model.varying import varying_ops  # noqa: E402
 from tf1compat.records import tfrecord  # noqa: E402
 
 pytestmark = pytest.mark.tf
@@ -320,3 +321,28 @@ def test_a_closed_batching_queue_ends_with_the_queue_end_message():
         kind=op_types.queue_kind(queue.queue_ref.op), name="NAME", requested=4, size=2))
     assert re.search(expected.replace("NAME", r"(_\d+_)?short"), caught.value.message), \
         caught.value.message
+
+
+def test_varying_ops_are_random_and_py_func_not_decoding_nor_an_if_holding_an_assert():
+    graph = tf.Graph()
+    with graph.as_default():
+        data = v1.placeholder_with_default(b"", [])
+        decoded = tf.io.decode_raw(data, tf.uint8)
+        checked = tf.cond(tf.size(decoded) > 0, lambda: decoded,
+                          lambda: _asserted(decoded))
+        flipped = tf.cond(tf.size(decoded) > 0,
+                          lambda: decoded + tf.cast(tf.random.uniform([]) > 0.5, tf.uint8),
+                          lambda: decoded)
+        called = v1.py_func(lambda x: x, [decoded], tf.uint8)
+        noise = tf.random.uniform([3])
+    check, flip = checked.op.inputs[0].op, flipped.op.inputs[0].op   # the If ops
+    assert check.type == flip.type == "If"
+    assert check.op_def.is_stateful   # TensorFlow marks it stateful (its Assert) ...
+    ops = [decoded.op, check, flip, called.op, noise.op]
+    varying = {op.name for op in varying_ops(ops, graph.as_graph_def())}
+    assert varying == {flip.name, called.op.name, noise.op.name}   # ... yet it does not vary
+
+
+def _asserted(tensor):
+    with tf.control_dependencies([tf.debugging.Assert(False, ["empty"])]):
+        return tf.identity(tensor)

@@ -34,8 +34,8 @@ def _run_demo(args):
 def _add_bench(subparsers):
     p = subparsers.add_parser(
         "bench", help="measure reading pipelines, CIFAR-10 conversion and whole programs")
-    p.add_argument("--suite", choices=("all", "reading", "conversion", "service", "pruning",
-                                       "programs"),
+    p.add_argument("--suite", choices=("all", "reading", "epochs", "conversion", "service",
+                                       "pruning", "programs"),
                    default="all")
     p.add_argument("--quick", action="store_true",
                    help="tiny data, one round: checks the harness, measures nothing")
@@ -46,8 +46,8 @@ def _add_bench(subparsers):
 
 def _run_bench(args):
     import importlib
-    suites = (("reading", "conversion", "service", "pruning", "programs") if args.suite == "all"
-              else (args.suite,))
+    suites = (("reading", "epochs", "conversion", "service", "pruning", "programs")
+              if args.suite == "all" else (args.suite,))
     status = 0
     for suite in suites:
         module = importlib.import_module(f"tf1compat.benchmarks.{suite}")

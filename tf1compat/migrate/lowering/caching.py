@@ -19,7 +19,7 @@ one whose per-example map starts with nothing deterministic, one whose cached
 values have no fixed shape, and one estimated above the budget before reading
 (the files' sizes times the growth measured on the first file's first records).
 While filling, the bytes held are counted; above the budget the cache is dropped
-and every file is read again as without it (the same elements).
+and the plan runs without it (the same elements).
 """
 
 import copy
@@ -165,9 +165,9 @@ def _row_bytes(columns):
 
 class FileCache:
     """The cached rows of every file: ``fill`` is the chain (from an :class:`Element`
-    file name) giving a file's rows in batches; :meth:`filled` reads all files into
-    one element of stacked columns with each file's start and length, or empty
-    columns when the rows exceed ``budget`` (then each file is read again)."""
+    file name) giving a file's rows in batches of 256; ``specs`` the rows' components;
+    ``estimate`` the bytes expected before reading. ``state`` holds :meth:`filled`'s
+    values while :class:`CachedPipeline` builds the plan over them."""
 
     def __init__(self, files, fill, specs, budget, estimate):
         self.files, self.fill, self.specs = files, fill, specs
