@@ -34,6 +34,7 @@ NOT_RUN = {
     ("docs/benchmarks.md", "scripts/bench --suite reading"),
     ("docs/benchmarks.md", "scripts/bench --suite conversion"),
     ("docs/benchmarks.md", "scripts/bench --suite pruning"),
+    ("docs/benchmarks.md", "scripts/bench --suite epochs"),
     ("docs/benchmarks.md", "scripts/bench --suite programs"),
     ("docs/data-service.md", "scripts/bench --suite service"),
     ("docs/corpus.md", "mkdir -p corpus-src repositories"),
