@@ -17,7 +17,8 @@ reshapes), :func:`plan_cache` rewrites the plan so that work is done once:
 Not cached: a pipeline that reads its files once, one without a producer of files,
 one whose per-example map starts with nothing deterministic, one whose cached
 values have no fixed shape, and one estimated above the budget before reading
-(the files' sizes times the growth measured on the first file's first records).
+(rows: the files' sizes over the size of the first file's first records; a row:
+its fixed-size values, and at most a record per string).
 While filling, the bytes held are counted; above the budget the cache is dropped
 and the plan runs without it (the same elements).
 """
@@ -411,37 +412,31 @@ def _files(values):
     return sorted(set(names.tolist()))
 
 
-@tf.autograph.experimental.do_not_convert
-def _add(total, value):
-    return tf.nest.map_structure(tf.add, total, value)
-
-
-def _sample(cache, reading, name):
-    """``(bytes kept, rows, bytes read)`` of the first chunk of file ``name``."""
+def _record_sizes(reading, name):
+    """``(records, bytes)`` of the first records of file ``name`` (up to 256)."""
     @tf.autograph.experimental.do_not_convert
-    def measured(*columns):
-        return _row_bytes(columns), tf.shape(columns[0], tf.int64)[0]
-
-    @tf.autograph.experimental.do_not_convert
-    def length(record):
-        return tf.cast(tf.strings.length(record), tf.int64)
+    def measured(total, record):
+        return total[0] + 1, total[1] + tf.cast(tf.strings.length(record), tf.int64)
 
     def make():
         zero = tf.constant(0, tf.int64)
-        first = cache.fill.build(tf.data.Dataset.from_tensors(name)).take(1).map(measured)
-        kept, rows = first.reduce((zero, zero), _add)
-        return kept, rows, reading.records(name).take(rows).map(length).reduce(zero, _add)
+        return reading.records(name).take(_FILL_CHUNK).reduce((zero, zero), measured)
     return _values_of(make)
 
 
-def _estimate(cache, reading, files):
-    """Bytes the cache will hold: the files' sizes times the growth of the first
-    records of the first file that has any."""
+def _estimate(specs, reading, files):
+    """Bytes the cache will hold: the files' sizes over the mean size of the first
+    file's first records give the number of rows; a row holds its fixed-size values
+    and, per string, at most a record."""
     total = sum(tf.io.gfile.stat(name).length for name in files)
     for name in files:
-        kept, rows, read = _sample(cache, reading, name)
-        if rows:
-            return int(total * int(kept) / max(int(read), 1))
+        records, size = _record_sizes(reading, name)
+        if records:
+            mean = size / records
+            row = sum(spec.shape.num_elements() * (
+                mean + _STRING_BYTES if spec.dtype == tf.string else spec.dtype.size)
+                for spec in specs)
+            return int(total / max(mean, 1) * row)
     return 0
 
 
@@ -474,7 +469,7 @@ def plan_cache(plan, graph_def, budget):
     fill = vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
     specs = [tf.TensorSpec(t.shape, t.dtype) for t in columns]
     cache = FileCache(files, fill, specs, budget, 0)
-    cache.estimate = _estimate(cache, read.reading, files)
+    cache.estimate = _estimate(specs, read.reading, files)
     if cache.estimate > budget:
         return None, (f"about {_megabytes(cache.estimate)} to keep, above the "
                       f"{_megabytes(budget)} budget")
