@@ -343,6 +343,27 @@ def test_varying_ops_are_random_and_py_func_not_decoding_nor_an_if_holding_an_as
     assert varying == {flip.name, called.op.name, noise.op.name}   # ... yet it does not vary
 
 
+def test_exclusive_case_checks_its_predicates_in_an_if_holding_only_an_assert():
+    # slim's Image handler decodes with tf.case(exclusive=True); the lowering runs
+    # its map with parallel calls because this check does not vary.
+    graph = tf.Graph()
+    with graph.as_default():
+        data = v1.placeholder_with_default(b"ab", [])
+        raw = tf.equal(tf.strings.substr(data, 0, 1), b"a")
+        decoded = tf.case([(raw, lambda: tf.io.decode_raw(data, tf.uint8)),
+                           (tf.logical_not(raw), lambda: tf.io.decode_raw(data, tf.uint8))],
+                          exclusive=True)
+    check = graph.get_operation_by_name("case/Assert/AssertGuard")
+    assert check.type == "If" and check.op_def.is_stateful
+    functions = {f.signature.name: f for f in graph.as_graph_def().library.function}
+    branches = [check.get_attr(name).name for name in ("then_branch", "else_branch")]
+    held = {node.op for name in branches for node in functions[name].node_def}
+    assert held == {"Assert", "NoOp", "Identity", "Const"}, held
+    assert varying_ops(graph.get_operations(), graph.as_graph_def()) == []
+    traced = trace_function(graph.as_graph_def(), [decoded], lambda op: op.type == "Placeholder")
+    assert traced.stateful_op_types() == []
+
+
 def _asserted(tensor):
     with tf.control_dependencies([tf.debugging.Assert(False, ["empty"])]):
         return tf.identity(tensor)

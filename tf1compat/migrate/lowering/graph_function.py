@@ -19,6 +19,7 @@ from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.feature_pruning import prune_parses
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import ancestors
+from tf1compat.pipeline.graph_model.varying import varying_ops
 
 __all__ = ["GraphFunction", "trace_function", "check_fetch"]
 
@@ -187,11 +188,11 @@ class GraphFunction:
         return sorted(self.ops, key=lambda o: order[o.name])
 
     def stateful_op_types(self):
-        """The types of the ops with outputs that TensorFlow registers as stateful (random
-        ops, py_func, a ``tf.cond`` with one inside, ...), each once, in graph order:
-        their values may depend on the order of the calls (an ``Assert`` has none)."""
-        return list(dict.fromkeys(op.type for op in self._in_graph_order()
-                                  if op.op_def.is_stateful and op.outputs))
+        """The types of the ops whose values may depend on the order of the calls (random
+        ops, py_func, a ``tf.cond`` with one inside, ...), each once, in graph order; an
+        ``Assert``, and a ``tf.cond`` or ``tf.case`` holding only asserts, have none."""
+        varying = set(varying_ops(self.ops, self._graph_def))
+        return list(dict.fromkeys(op.type for op in self._in_graph_order() if op in varying))
 
     def op_types(self):
         """The op types doing the work, in graph order (no constants or identities)."""
