@@ -8,6 +8,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
 from tf1compat.benchmarks import pruning  # noqa: E402
+from tf1compat.records.example import make_example  # noqa: E402
+from tf1compat.records.tfrecord import write_records  # noqa: E402
 from tf1compat.slim import dataset_data_provider  # noqa: E402
 
 pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
@@ -59,3 +61,25 @@ def test_a_random_op_beside_the_asserts_still_runs_the_map_in_order(records):
         plan = tc.describe_lowering(fetches)
         assert "in order: stateful RandomUniform" in plan, plan
         assert_like_queues(fetches, 10)
+
+
+def test_a_failing_assert_in_the_parallel_map_still_fails_the_pipeline(tmp_path):
+    path = str(tmp_path / "values.tfrecord")
+    write_records(path, [make_example({"x": x}) for x in [1, 2, 3, -4, 5, 6]])
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
+        x = tf.io.parse_single_example(tc.TFRecordReader().read(queue)[1],
+                                       {"x": tf.io.FixedLenFeature([], tf.int64)})["x"]
+        checked = tf.cond(x >= 0, lambda: x, lambda: _failing_check(x))
+        batch = tc.batch([checked], 2)
+        plan = tc.describe_lowering(batch)
+        assert "If" in plan and "in order" not in plan.partition("TFRecordDataset")[2], plan
+    batches = iter(tc.to_tf_data(batch).as_numpy_iterator())
+    assert next(batches).tolist() == [1, 2]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="negative value"):
+        next(batches)
+
+
+def _failing_check(x):
+    with tf.control_dependencies([tf.debugging.Assert(False, ["negative value", x])]):
+        return tf.identity(x)
