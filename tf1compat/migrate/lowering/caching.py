@@ -463,7 +463,7 @@ def plan_cache(plan, graph_def, budget):
     fill_read = copy.copy(read)
     fill_read.upstream = Element()
     fill_map = Map(None, prefix)
-    fill_map.upstream, fill_map.sequential = fill_read, False   # nothing in it varies
+    fill_map.upstream = fill_read
     fill_map.positions = [map_step.positions[map_step.function.inputs.index(t)]
                           for t in prefix.inputs]
     fill = vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
