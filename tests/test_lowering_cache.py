@@ -127,9 +127,10 @@ def test_shuffle_batch_with_reshuffled_files_same_batches(image_files):
     assert_true_images(examples(cached), images)
 
 
-def test_slim_provider_with_shuffle_batch_same_examples_per_epoch(tmp_path, image_files):
+def slim_data(tmp_path, image_files):
+    """The image files in slim's layout (image/encoded, image/format) as a slim Dataset."""
     from tf1compat.pipeline import queues
-    from tf1compat.slim import dataset, dataset_data_provider, tfexample_decoder
+    from tf1compat.slim import dataset, tfexample_decoder
 
     paths, images = image_files
     keys_to_features = {"id": tf.io.FixedLenFeature((), tf.int64),
@@ -147,6 +148,14 @@ def test_slim_provider_with_shuffle_batch_same_examples_per_epoch(tmp_path, imag
         decoder=tfexample_decoder.TFExampleDecoder(keys_to_features, {
             "image": tfexample_decoder.Image(shape=SHAPE), "id": tfexample_decoder.Tensor("id")}),
         items_to_descriptions={})
+    return data
+
+
+def test_slim_provider_with_shuffle_batch_same_examples_per_epoch(tmp_path, image_files):
+    from tf1compat.slim import dataset_data_provider
+
+    images = image_files[1]
+    data = slim_data(tmp_path, image_files)
     with tc.legacy_graph():
         provider = dataset_data_provider.DatasetDataProvider(
             data, num_readers=2, shuffle=True, num_epochs=3, seed=1, common_queue_capacity=16,
@@ -184,6 +193,59 @@ def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
     # Over 6 epochs each example gets other flips and crops (8 crops x 2 flips possible).
     assert sum(len(seen) > 1 for seen in crops.values()) >= sum(COUNTS) - 2
     assert_true_images(examples(cached), images)
+
+
+@pytest.fixture
+def control_flow_v1():
+    """Run mode's control flow: TF1 conds (Switch/Merge), as slim's tf.case builds them."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        yield
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+
+
+@pytest.mark.usefixtures("control_flow_v1")
+def test_slim_decoder_under_tf1_conds_then_a_random_crop_same_batches(tmp_path, image_files):
+    # A TF1 cond adds the Switch feeding a branch after the op using it: the cut
+    # between the cached part and the random crop must still be found (it failed
+    # under run --tf-data with "'case/cond/DecodeRaw/Switch:1' is not in list").
+    from tf1compat.slim import dataset_data_provider
+
+    data = slim_data(tmp_path, image_files)
+    with tc.legacy_graph():
+        provider = dataset_data_provider.DatasetDataProvider(
+            data, num_readers=1, shuffle=False, num_epochs=4)
+        image, example_id = provider.get(["image", "id"])
+        crop = tf.compat.v1.random_crop(tf.cast(image, tf.float32), [3, 3, 3], seed=4)
+        batch = tc.batch({"image": crop, "id": example_id}, 4, allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch)
+        datasets = with_and_without(batch)
+    cached, uncached = map(batches, datasets)
+    assert "cache(3 files read once into memory" in plan
+    assert "in order: stateful RandomUniformInt" in plan.rsplit("budget: ", 1)[1]
+    assert len(cached) == 4 * sum(COUNTS) // 4       # 4 epochs of 21 examples
+    assert_same_batches(cached, uncached)
+
+
+@pytest.mark.usefixtures("control_flow_v1")
+def test_a_cut_inside_a_tf1_cond_is_not_cached_and_said(image_files):
+    paths, images = image_files
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=2, shuffle=False)
+        example = decoded(tc.TFRecordReader().read(queue)[1])
+        pixels = tf.cast(example["image"], tf.float32)
+        noisy = tf.compat.v1.cond(example["id"] % 2 > 0,
+                                  lambda: pixels + tf.random.uniform(SHAPE, seed=6),
+                                  lambda: pixels)
+        batch = tc.batch({"id": example["id"], "image": noisy}, 4,
+                         allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch)
+        dataset = tc.to_tf_data(batch)
+    ids = [b["id"] for b in batches(dataset)]
+    assert plan.endswith("; not cached: the deterministic part ends inside a TF1 cond "
+                         "('cond/add/Switch:1' has a value only when its branch is taken)"), plan
+    assert np.concatenate(ids).tolist() == 2 * list(range(sum(COUNTS)))
 
 
 # ------------------------------------------------------------ not cached

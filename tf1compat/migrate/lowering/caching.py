@@ -121,12 +121,19 @@ def _split(map_step, graph_def):
     inputs = {t.name for t in function.inputs}
     varying = set(varying_ops(order, graph_def))
     tainted, fed = set(), set()
-    for op in order:
-        upstream = [t.op for t in op.inputs] + list(op.control_inputs)
-        if op in varying or any(o in tainted for o in upstream):
-            tainted.add(op)
-        elif any(t.name in inputs or t.op in fed for t in op.inputs):
-            fed.add(op)
+    changed = True
+    while changed:   # to a fixed point: a TF1 cond adds its Switch after the op using it
+        changed = False
+        for op in order:
+            upstream = [t.op for t in op.inputs] + list(op.control_inputs)
+            if op not in tainted and (op in varying or any(o in tainted for o in upstream)):
+                tainted.add(op)
+                fed.discard(op)
+                changed = True
+            elif op not in tainted and op not in fed and any(
+                    t.name in inputs or t.op in fed for t in op.inputs):
+                fed.add(op)
+                changed = True
     if not any(op.type not in op_types.PLUMBING for op in fed):
         return "the per-example map starts with no deterministic work to keep"
 
@@ -138,6 +145,11 @@ def _split(map_step, graph_def):
         columns = list({t.name: t for t in used}.values())
     else:
         columns = list(function.outputs)
+    in_branch = _inside_tf1_cond(order)
+    branched = [t for t in columns if t.op in in_branch]
+    if branched:
+        return (f"the deterministic part ends inside a TF1 cond ('{branched[0].name}' has a "
+                "value only when its branch is taken)")
     unshaped = [t for t in columns if not t.shape.is_fully_defined()]
     if unshaped:
         return (f"the values to keep have no fixed shape ('{unshaped[0].name}' is "
@@ -149,6 +161,26 @@ def _split(map_step, graph_def):
         suffix = trace_function(graph_def, function.outputs,
                                 lambda op: op in sources or op in fed)
     return prefix, suffix, columns
+
+
+def _inside_tf1_cond(order):
+    """The ops of ``order`` inside a branch of a TF1 cond: after more Switches than
+    Merges on a path from the function's inputs (control inputs count: a branch's
+    constants hang on its pivot)."""
+    depth = dict.fromkeys(order, 0)
+    changed = True
+    while changed:
+        changed = False
+        for op in order:
+            upstream = [t.op for t in op.inputs] + list(op.control_inputs)
+            level = max((depth.get(o, 0) for o in upstream), default=0)
+            if op.type in op_types.COND_SWITCHES:
+                level += 1
+            elif op.type in op_types.COND_MERGES:
+                level = max(level - 1, 0)
+            if level > depth[op] and level <= len(order):
+                depth[op], changed = level, True
+    return {op for op, level in depth.items() if level}
 
 
 # ------------------------------------------------------------ the cache

@@ -58,6 +58,10 @@ SPARSE_MAPS = frozenset({"AddSparseToTensorsMap", "AddManySparseToTensorsMap",
 PY_FUNCS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 # Ops that only pass values on or hold constants.
 PLUMBING = frozenset({"Const", IDENTITY, "IdentityN", "NoOp", "StopGradient"})
+# A TF1 (v1 control flow) cond: values enter a branch through a Switch and leave it
+# through a Merge; between them a tensor has no value when its branch is not taken.
+COND_SWITCHES = frozenset({"Switch", "RefSwitch"})
+COND_MERGES = frozenset({"Merge", "RefMerge"})
 # Batch-then-parse: ops that pfor vectorizes into ops computing the same values
 # element by element, bit for bit: they move, select or compare values, or round once.
 BATCH_EXACT = PLUMBING | {
