@@ -269,9 +269,12 @@ def test_above_the_budget_is_not_cached_and_said(image_files):
     assert_same_batches(*map(batches, datasets))
 
 
-def test_above_the_budget_while_filling_reads_uncached(tmp_path):
+@pytest.mark.parametrize("batching", ["batch", "shuffle_batch"])
+def test_above_the_budget_while_filling_reads_uncached(tmp_path, batching):
     """GZIP files of zeros: the estimate (file sizes) is far below what decoding
-    holds, so the cache is planned, found too big while filling, and dropped."""
+    holds, so the cache is planned, found too big while filling, and dropped: each
+    file is then read again every epoch (in batches of rows for ``batch``, as rows
+    for the shuffle buffer)."""
     paths = []
     for index in range(2):
         path = str(tmp_path / f"zeros-{index}.tfrecord.gz")
@@ -284,7 +287,11 @@ def test_above_the_budget_while_filling_reads_uncached(tmp_path):
         queue = tc.string_input_producer(paths, num_epochs=2, shuffle=False)
         _, value = tc.TFRecordReader(
             options=tf.io.TFRecordOptions(compression_type="GZIP")).read(queue)
-        batch = tc.batch(decoded(value), 64, allow_smaller_final_batch=True)
+        if batching == "batch":
+            batch = tc.batch(decoded(value), 64, allow_smaller_final_batch=True)
+        else:
+            batch = tc.shuffle_batch(decoded(value), 64, capacity=200, min_after_dequeue=100,
+                                     seed=3, allow_smaller_final_batch=True)
         lowering = lower(batch, cache=budget)
         datasets = with_and_without(batch, cache=budget)
     got, expected = map(batches, datasets)
@@ -292,7 +299,12 @@ def test_above_the_budget_while_filling_reads_uncached(tmp_path):
     *_, complete = lowering.cached.cache.filled().get_single_element()
     assert not complete
     assert_same_batches(got, expected)
-    assert [int(i) for b in got for i in b["id"]] == list(range(600)) * 2
+    ids = [int(i) for b in got for i in b["id"]]
+    if batching == "batch":
+        assert ids == list(range(600)) * 2
+    else:
+        assert collections.Counter(ids) == {i: 2 for i in range(600)}
+    assert not any(example["image"].any() for example in examples(got))
 
 
 def test_turned_off_by_the_setting_and_the_argument(image_files, monkeypatch):
