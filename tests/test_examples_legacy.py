@@ -214,9 +214,10 @@ def test_check_names_unsupported_contrib_and_removed_names_with_lines(tmp_path, 
         "net = slim.fully_connected\n"
         "tf.contrib.quantize.create_training_graph(tf.get_default_graph())\n"
         "q.create_eval_graph()\n"
-        "cell = tf.contrib.rnn.LSTMCell(8)\n"
+        "cell = tf.contrib.rnn.AttentionCellWrapper(None, 4)\n"
         "x = tf.estimator.Estimator\n"
-        "tf.contrib.nosuch.thing()\n")
+        "tf.contrib.nosuch.thing()\n"
+        "lstm = tf.contrib.rnn.LSTMCell(8)\n")   # not listed: Keras 2 (tf-keras) gives it
     (tmp_path / "py2.py").write_text("print 'hello'\n")
     (tmp_path / "fine.py").write_text("import tensorflow as tf\ntf.train.batch\n")
     assert cli.main(["check", str(tmp_path)]) == 1
@@ -225,7 +226,7 @@ def test_check_names_unsupported_contrib_and_removed_names_with_lines(tmp_path, 
         [f"{program}:2", "tf.contrib.quantize"],
         [f"{program}:5", "tf.contrib.quantize.create_training_graph"],
         [f"{program}:6", "tf.contrib.quantize.create_eval_graph"],
-        [f"{program}:7", "tf.contrib.rnn.LSTMCell"],
+        [f"{program}:7", "tf.contrib.rnn.AttentionCellWrapper"],
         [f"{program}:8", "tf.estimator.Estimator"],
         [f"{program}:9", "tf.contrib.nosuch.thing"],
         [f"{tmp_path / 'py2.py'}:1", "cannot parse"]]
