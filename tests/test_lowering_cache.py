@@ -272,9 +272,9 @@ def test_above_the_budget_is_not_cached_and_said(image_files):
 @pytest.mark.parametrize("batching", ["batch", "shuffle_batch"])
 def test_above_the_budget_while_filling_reads_uncached(tmp_path, batching):
     """GZIP files of zeros: the estimate (file sizes) is far below what decoding
-    holds, so the cache is planned, found too big while filling, and dropped: each
-    file is then read again every epoch (in batches of rows for ``batch``, as rows
-    for the shuffle buffer)."""
+    holds, so the cache is planned, found too big while filling, and dropped: the
+    pipeline runs uncached, with the same batches (a batch or a shuffle buffer after
+    the read)."""
     paths = []
     for index in range(2):
         path = str(tmp_path / f"zeros-{index}.tfrecord.gz")

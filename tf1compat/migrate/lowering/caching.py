@@ -20,8 +20,7 @@ values have no fixed shape, and one estimated above the budget before reading
 (rows: the files' sizes over the size of the first file's first records; a row:
 its fixed-size values, and at most a record per string).
 While filling, the bytes held are counted; above the budget the cache is dropped
-and each file is read through the deterministic part again every epoch (the same
-elements).
+and the plan runs without it (the same elements).
 """
 
 import copy
@@ -206,7 +205,7 @@ class FileCache:
     def __init__(self, files, fill, specs, budget, estimate):
         self.files, self.fill, self.specs = files, fill, specs
         self.budget, self.estimate = budget, estimate
-        self.state = None   # (columns, starts, lengths, complete, read_file) while building
+        self.state = None   # (columns, starts, lengths, complete) while a dataset is built
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
@@ -218,29 +217,17 @@ class FileCache:
         return (*(tf.zeros([1, *spec.shape], spec.dtype) for spec in self.specs),
                 tf.constant(index, tf.int64), tf.constant(1, tf.int64))
 
-    def read_file(self):
-        """A function of a file name giving its rows in batches (the ``fill``), traced
-        once however many datasets call it."""
-        fill = self.fill
-
-        @tf.function(input_signature=[tf.TensorSpec([], tf.string)], autograph=False)
-        def rows(filename):
-            return fill.build(tf.data.Dataset.from_tensors(filename))
-        return rows
-
-    def filled(self, read_file=None):
+    def filled(self):
         """One element: the stacked columns (empty when over the budget), each file's
-        first row and number of rows, and whether all files fit the budget
-        (``read_file``: from :meth:`read_file`)."""
-        files, budget, size = tf.constant(self.files), self.budget, len(self.files)
-        read_file = read_file or self.read_file()
+        first row and number of rows, and whether all files fit the budget."""
+        files, fill, budget, size = tf.constant(self.files), self.fill, self.budget, len(self.files)
 
         @tf.autograph.experimental.do_not_convert
         def file_chunks(index, filename):
             @tf.autograph.experimental.do_not_convert
             def with_file(*columns):
                 return (*columns, index, tf.shape(columns[0], tf.int64)[0])
-            return read_file(filename).map(with_file)
+            return fill.build(tf.data.Dataset.from_tensors(filename)).map(with_file)
 
         @tf.autograph.experimental.do_not_convert
         def count(total, chunk):
@@ -287,10 +274,8 @@ class FileCache:
 
 
 class CachedRead(Step):
-    """Each upstream file name's rows from the :class:`FileCache`, or read through its
-    fill when the rows did not fit the budget (the same values); with
-    ``whole_files``, in batches of rows (a file's rows at once from the cache), for
-    :class:`Rebatch`."""
+    """Each upstream file name's rows from the :class:`FileCache`; with
+    ``whole_files``, each file's row numbers as one element, for :class:`Rebatch`."""
 
     def __init__(self, upstream, cache):
         self.upstream, self.cache, self.whole_files = upstream, cache, False
@@ -300,8 +285,7 @@ class CachedRead(Step):
 
     def apply(self, dataset):
         files, whole_files = tf.constant(self.cache.files), self.whole_files
-        columns, starts, lengths, complete, read_file = self.cache.state
-        one, nothing, everything = (tf.constant(n, tf.int64) for n in (1, 0, -1))
+        columns, starts, lengths, _ = self.cache.state
 
         @tf.autograph.experimental.do_not_convert
         def per_file(filename):
@@ -312,55 +296,61 @@ class CachedRead(Step):
                 "lowered); turn the cache off (cache=False, --no-cache)")
             with tf.control_dependencies([found]):
                 index = tf.argmax(tf.cast(matches, tf.int32))
-            # A copy of the file's rows (none when the cache was dropped): a slice would
-            # share the cache's buffer, which TensorFlow's unbatch and rebatch log about.
-            rows = tf.range(starts[index], starts[index] + tf.where(complete, lengths[index], 0))
-            stored = tf.data.Dataset.from_tensors(tuple(tf.gather(c, rows) for c in columns))
-            read = read_file(filename)
-            batches = stored.take(tf.where(complete, one, nothing)).concatenate(
-                read.take(tf.where(complete, nothing, everything)))
-            return batches if whole_files else batches.unbatch()
+            start, length = starts[index], lengths[index]
+            if whole_files:
+                return tf.data.Dataset.from_tensors(tf.range(start, start + length))
+            return tf.data.Dataset.from_tensor_slices(
+                tuple(column[start:start + length] for column in columns))
         return dataset.flat_map(per_file)
 
 
 class Rebatch(Step):
     """A :class:`~tf1compat.migrate.lowering.plan.Batch` straight after a
-    :class:`CachedRead`: the same batches, cut from its batches of rows without
-    going through single elements."""
+    :class:`CachedRead`: the same batches, cut from the files' row numbers and
+    gathered, without going through single elements."""
 
-    def __init__(self, upstream, batch):
-        self.upstream, self.batch = upstream, batch
+    def __init__(self, upstream, batch, cache):
+        self.upstream, self.batch, self.cache = upstream, batch, cache
 
     def text(self):
         return self.batch.text()
 
     def apply(self, dataset):
-        return dataset.rebatch(self.batch.batch_size, drop_remainder=self.batch.drop_remainder)
+        columns = self.cache.state[0]
+
+        @tf.autograph.experimental.do_not_convert
+        def gather(rows):
+            return tuple(tf.gather(column, rows) for column in columns)
+        return dataset.rebatch(self.batch.batch_size,
+                               drop_remainder=self.batch.drop_remainder).map(gather)
 
 
 class CachedPipeline(Step):
     """The root of a cached plan: fills the cache, then builds ``upstream`` (the
-    plan with a :class:`CachedRead`) over it."""
+    plan with a :class:`CachedRead`) over it, or ``uncached`` (the plan without a
+    cache) when the rows did not fit the budget."""
 
-    def __init__(self, upstream, cache):
-        self.upstream, self.cache = upstream, cache
+    def __init__(self, upstream, cache, uncached=None):
+        self.upstream, self.cache, self.uncached = upstream, cache, uncached
 
     def text(self):
         return ""
 
     def build(self, dataset=None):
-        cache, inner = self.cache, self.upstream
-        read_file = cache.read_file()
+        cache, inner, uncached = self.cache, self.upstream, self.uncached
 
         @tf.autograph.experimental.do_not_convert
         def epochs(*state):
             *columns, starts, lengths, complete = state
-            cache.state = (columns, starts, lengths, complete, read_file)
+            cache.state = (columns, starts, lengths, complete)
             try:
-                return inner.build()
+                cached = inner.build()
             finally:
                 cache.state = None
-        return cache.filled(read_file).flat_map(epochs)
+            everything, nothing = tf.constant(-1, tf.int64), tf.constant(0, tf.int64)
+            return cached.take(tf.where(complete, everything, nothing)).concatenate(
+                uncached.build().take(tf.where(complete, nothing, everything)))
+        return cache.filled().flat_map(epochs)
 
 
 # ------------------------------------------------------------ planning
@@ -485,7 +475,8 @@ def _estimate(specs, reading, files):
 def plan_cache(plan, graph_def, budget):
     """``(cached plan, None)`` for ``plan`` (before batch-then-parse; its steps are
     not changed), or ``(None, why not)``; the cached plan is vectorized and starts
-    with a :class:`CachedPipeline`. Runs eagerly (it reads a few records)."""
+    with a :class:`CachedPipeline`, whose ``uncached`` the caller sets (the plan it
+    runs when the rows exceed the budget). Runs eagerly (it reads a few records)."""
     if not budget:
         return None, f"caching is off ({BUDGET_VARIABLE}=off, --no-cache or cache=False)"
     plan = _copy_chain(plan)
@@ -526,5 +517,5 @@ def plan_cache(plan, graph_def, budget):
         batch = chain[chain.index(cached_read) + 1]
         if isinstance(batch, Batch) and not batch.padded:
             cached_read.whole_files = True
-            plan = _substitute(plan, batch, Rebatch(cached_read, batch), chain, None)
+            plan = _substitute(plan, batch, Rebatch(cached_read, batch, cache), chain, None)
     return CachedPipeline(vectorize(plan, graph_def), cache), None
