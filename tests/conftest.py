@@ -8,6 +8,19 @@ import pytest
 
 
 @pytest.fixture
+def control_flow_v1():
+    """Run mode's control flow: TF1 conds (Switch/Merge, an Assert under an AssertGuard),
+    as slim's tf.case builds them there; control flow v2 again after the test."""
+    import tensorflow as tf
+
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        yield
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+
+
+@pytest.fixture
 def rng():
     """A seeded generator: test data is never unseeded."""
     return np.random.default_rng(1234)

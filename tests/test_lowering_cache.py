@@ -195,16 +195,6 @@ def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
     assert_true_images(examples(cached), images)
 
 
-@pytest.fixture
-def control_flow_v1():
-    """Run mode's control flow: TF1 conds (Switch/Merge), as slim's tf.case builds them."""
-    tf.compat.v1.disable_control_flow_v2()
-    try:
-        yield
-    finally:
-        tf.compat.v1.enable_control_flow_v2()
-
-
 @pytest.mark.usefixtures("control_flow_v1")
 def test_slim_decoder_under_tf1_conds_then_a_random_crop_same_batches(tmp_path, image_files):
     # A TF1 cond adds the Switch feeding a branch after the op using it: the cut

@@ -28,16 +28,6 @@ def records(tmp_path):
     return path
 
 
-@pytest.fixture
-def control_flow_v1():
-    """Run mode's control flow: v1 conds (Switch/Merge), the Assert under an AssertGuard."""
-    tf.compat.v1.disable_control_flow_v2()
-    try:
-        yield
-    finally:
-        tf.compat.v1.enable_control_flow_v2()
-
-
 @pytest.mark.parametrize("control_flow", ["v2", "v1"])
 def test_slim_image_decoding_is_not_run_in_order(records, control_flow, request):
     if control_flow == "v1":

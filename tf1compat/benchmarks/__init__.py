@@ -4,7 +4,10 @@ pipelines vs tf.data), ``conversion`` (CIFAR-10 converters), ``service``, ``prun
 ``run(quick, out_dir) -> int`` that prints its table and writes it under ``out_dir``
 (atomically, with :func:`~tf1compat.records._files.atomic_output`)."""
 
+import json
 import resource
+import subprocess
+import sys
 
 from tf1compat.records._files import atomic_output
 
@@ -53,3 +56,13 @@ def bar_chart(path, rows, values, colors, xlabel, title):
     with atomic_output(path) as temporary:
         figure.savefig(temporary, dpi=100)
     plt.close(figure)
+
+
+def run_child(module, arguments):
+    """Run ``python -m MODULE ARGUMENTS`` (a suite's measuring child); returns the JSON
+    answer of its last line, or raises RuntimeError with the end of its stderr."""
+    completed = subprocess.run([sys.executable, "-m", module, *arguments],
+                               capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        raise RuntimeError(f"benchmark child {arguments[:1]} failed:\n{completed.stderr[-3000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])

@@ -16,11 +16,10 @@ median (and the rounds' range). Writes ``epochs.md`` and ``epochs.json``.
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
-from tf1compat.benchmarks import peak_rss_mb, write_text
+from tf1compat.benchmarks import peak_rss_mb, run_child, write_text
 
 EPOCHS = 5
 BATCH_SIZE = 128
@@ -125,12 +124,7 @@ def measure(row, path, png):
 # ------------------------------------------------------------ the suite
 
 def _run_child(arguments):
-    completed = subprocess.run(
-        [sys.executable, "-m", "tf1compat.benchmarks.epochs", *arguments],
-        capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        raise RuntimeError(f"benchmark child {arguments[:1]} failed:\n{completed.stderr[-3000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return run_child("tf1compat.benchmarks.epochs", arguments)
 
 
 def _rows():

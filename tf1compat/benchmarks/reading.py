@@ -17,12 +17,11 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 
 import numpy as np
 
-from tf1compat.benchmarks import bar_chart, write_text
+from tf1compat.benchmarks import bar_chart, run_child, write_text
 
 BATCH_SIZE = 128
 FULL = {"examples": 50_000, "rounds": 5, "shuffle_buffer": 1024, "one_process": False}
@@ -90,12 +89,7 @@ def build_data(data_dir, count, seed=SEED):
 
 def _run_child(arguments):
     """Run ``python -m tf1compat.benchmarks.reading ARGUMENTS``; returns its JSON answer."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "tf1compat.benchmarks.reading", *arguments],
-        capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        raise RuntimeError(f"benchmark child {arguments[:1]} failed:\n{completed.stderr[-3000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return run_child("tf1compat.benchmarks.reading", arguments)
 
 
 def _plan():

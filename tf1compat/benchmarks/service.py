@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-from tf1compat.benchmarks import write_text
+from tf1compat.benchmarks import run_child, write_text
 from tf1compat.benchmarks.reading import (
     BATCH_SIZE,
     _synthetic_images,
@@ -102,13 +102,8 @@ def _cluster(workers):
 
 
 def _run_child(service, pattern, service_timeout):
-    completed = subprocess.run(
-        [sys.executable, "-m", "tf1compat.benchmarks.service", service or "-", pattern,
-         service_timeout or "-"],
-        capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        raise RuntimeError(f"benchmark child failed:\n{completed.stderr[-3000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return run_child("tf1compat.benchmarks.service",
+                     [service or "-", pattern, service_timeout or "-"])
 
 
 def measure(service, pattern, service_timeout=None):
