@@ -298,8 +298,9 @@ def test_slim_provider_batch_and_prefetch_queue(tmp_path, rng):
             queue = tc.prefetch_queue([images, labels], capacity=2, dynamic_pad=True)
             fetches = queue.dequeue()
             plan = tc.describe_lowering(fetches)
-            assert plan.endswith("-> batch(4, keep remainder) -> prefetch(2); not cached: "
-                                 "the files are read once (1 epoch)"), plan
+            assert "-> batch(4, keep remainder) -> map(per batch, map_fn: " in plan, plan
+            assert plan.endswith(") -> prefetch(2); not cached: the files are read once "
+                                 "(1 epoch)"), plan
             assert ("interleave(3 readers" in plan) is (num_readers == 3)
             assert_equal_to_own_lowering(fetches, ordered=ordered, count=26)
 
@@ -371,14 +372,39 @@ def test_strings_of_different_lengths_are_decoded_one_by_one(tmp_path):
         assert_equal_to_own_lowering(batch, ordered=True, count=10)
 
 
-def test_float_arithmetic_reductions_and_random_ops_stay_per_example(tfrecords):
+def test_png_decoding_and_conds_run_per_batch_example_by_example(tmp_path, rng):
+    path = str(tmp_path / "images.tfrecord")
+    images = rng.integers(0, 256, (9, 5, 4, 3), dtype=np.uint8)
+    write_records(path, [make_example({"raw": png, "id": index})
+                         for index, png in enumerate(encode_png(images))])
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(
+            tc.string_input_producer([path], num_epochs=1, shuffle=False))
+        example = tf.io.parse_single_example(value, {
+            "raw": tf.io.FixedLenFeature([], tf.string),
+            "id": tf.io.FixedLenFeature([], tf.int64)})
+        image = tf.reshape(tf.io.decode_png(example["raw"], channels=3), [5, 4, 3])
+        image = tf.cond(tf.equal(example["id"] % 2, 0), lambda: image, lambda: image[::-1])
+        batch = tc.batch([image, example["id"]], 4, allow_smaller_final_batch=True)
+        assert "-> batch(4, keep remainder) -> map(per batch, map_fn: " in \
+            tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=9)
+        dataset = tc.to_tf_data(batch)
+    got = np.concatenate([b for b, _ in dataset.as_numpy_iterator()])
+    np.testing.assert_array_equal(got[::2], images[::2])
+    np.testing.assert_array_equal(got[1::2], images[1::2, ::-1])
+
+
+def test_float_arithmetic_random_ops_and_unshaped_outputs_stay_per_example(tfrecords):
     with tc.legacy_graph():
         _, example = parsed(tfrecords)
         mean = tf.reduce_mean(example["x"])
         noisy = example["x"] + tf.random.uniform([3], seed=1)
-        for value in (mean, noisy, example["x"] / 255.0, example["x"] * 0.5 - 1.0):
-            plan = tc.describe_lowering(tc.batch(value, 4))
-            assert "vectorized" not in plan and plan.index("map(") < plan.index("batch(")
+        unshaped = tf.boolean_mask(example["x"], example["x"] > 0.5)
+        for value in (mean, noisy, example["x"] / 255.0, example["x"] * 0.5 - 1.0, unshaped):
+            plan = tc.describe_lowering(tc.batch(value, 4, dynamic_pad=value is unshaped))
+            assert "map(vectorized" not in plan and "map_fn" not in plan, plan
+            assert plan.index("map(") < plan.index("batch("), plan
 
 
 # ------------------------------------------------------------ inside the graph

@@ -12,12 +12,18 @@ whole batch:
 - ``DecodeRaw`` of a record or of a parsed string becomes one ``DecodeRaw`` of the
   batch, guarded: a batch whose strings differ in length runs the per-example
   function instead (``tf.map_fn``), so nothing fails that did not fail before;
-- the other ops are vectorized by TensorFlow's ``pfor`` (``tf.vectorized_map``),
-  and only ops whose values do not depend on batching are allowed (reshapes,
-  slices, casts, comparisons, integer arithmetic; no float arithmetic, no
-  reductions, no random numbers).
+- the other ops are vectorized by TensorFlow's ``pfor`` (``tf.vectorized_map``)
+  when their values do not depend on batching (reshapes, slices, casts,
+  comparisons, integer arithmetic); else, when they are image decoding, parsing,
+  string work or conds (``op_types.PER_EXAMPLE_EXACT``, also inside the conds'
+  branches), they run example by example inside the batch's call (``tf.map_fn``:
+  the same ops on the same values, without tf.data's cost per element, two to
+  three times a CIFAR-sized example's parse and decode).
 
-Anything else keeps the per-example map. The values are the same bit for bit.
+Anything else keeps the per-example map: random numbers and py_func (their values
+depend on the order of the calls), float arithmetic (TensorFlow's optimizer
+rewrites it by the graph around it: measured to round differently inside
+tf.map_fn), outputs of no fixed shape. The values are the same bit for bit.
 """
 
 from tf1compat._tf import tf
@@ -25,6 +31,7 @@ from tf1compat.migrate.lowering.feature_pruning import ParsePruning
 from tf1compat.migrate.lowering.graph_function import trace_function
 from tf1compat.migrate.lowering.plan import Batch, Map, Shuffle, Step
 from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.varying import called_nodes
 
 __all__ = ["vectorize", "VectorizedMap"]
 
@@ -52,9 +59,18 @@ def _liftable_parse(op, inputs, function):
     return all(t.name in dense or not ops.intersection(t.consumers()) for t in op.outputs)
 
 
-def _plan_lifting(function):
-    """``(parse ops, decode ops)`` lifted to the batch, or None when the function
-    cannot run on batches with the same values."""
+def _exact_one_by_one(node):
+    """Whether the op of ``node`` gives its values example by example inside tf.map_fn."""
+    if node.op in op_types.BATCH_EXACT or node.op in op_types.PER_EXAMPLE_EXACT:
+        return True
+    dtype = node.attr["T"].type if "T" in node.attr else None
+    return node.op in op_types.INTEGER_PER_EXAMPLE_EXACT and dtype is not None and (
+        tf.as_dtype(dtype).is_integer or tf.as_dtype(dtype) == tf.bool)
+
+
+def _plan_lifting(function, graph_def):
+    """``(parse ops, decode ops, whether the rest is vectorized)``: what runs on the
+    batch, or None when the function cannot run on batches with the same values."""
     if function.is_selection or function.stateful_op_types():
         return None
     inputs = {t.name for t in function.inputs}
@@ -64,9 +80,14 @@ def _plan_lifting(function):
     decodes = [op for op in function.ops
                if op.type == op_types.DECODE_RAW and op.inputs[0].name in batched]
     lifted = set(parses) | set(decodes)
-    if any(op not in lifted and not _exact(op) for op in function.ops):
+    if all(op in lifted or _exact(op) for op in function.ops):
+        return parses, decodes, True
+    if not all(t.shape.is_fully_defined() for t in function.outputs):  # tf.map_fn stacks
         return None
-    return parses, decodes
+    if all(_exact_one_by_one(node) for op in function.ops
+           for node in (op.node_def, *called_nodes(op.node_def, graph_def))):
+        return parses, decodes, False
+    return None
 
 
 def _exact(op):
@@ -79,19 +100,23 @@ def _exact(op):
 class VectorizedMap(Step):
     """A per-example :class:`Map` run once per batch (see the module docstring)."""
 
-    def __init__(self, upstream, per_example, parses, decodes, graph_def):
+    def __init__(self, upstream, per_example, parses, decodes, vectorized, graph_def):
         self.upstream, self.per_example = upstream, per_example
-        self.parses, self.decodes = parses, decodes
+        self.parses, self.decodes, self.vectorized = parses, decodes, vectorized
         self.deterministic = per_example.deterministic
         function = per_example.function
         self.parse_arguments = [trace_function(graph_def, list(op.inputs[1:])) for op in parses]
         lifted, own = set(parses) | set(decodes), set(function.ops)
+        sources = {t.op for t in function.inputs}
         computed = [t for t in function.outputs if t.op in own and t.op not in lifted]
+        # A parse left in the rest (tf.map_fn) parses the keys the function's parses.
         self.rest = trace_function(graph_def, computed,
-                                   lambda op: op in lifted or op not in own)
+                                   lambda op: op in lifted or op in sources,
+                                   prune_features=bool(function.prunings))
 
     def text(self):
-        return f"map(vectorized: {', '.join(self.per_example.parts())})"
+        how = "vectorized" if self.vectorized else "per batch, map_fn"
+        return f"map({how}: {', '.join(self.per_example.parts())})"
 
     def _parsed(self, components):
         """``{graph tensor name: batched value}`` of the inputs and the parsed features."""
@@ -108,7 +133,8 @@ class VectorizedMap(Step):
         return values
 
     def _rest(self, values):
-        """The function's outputs from the parsed batch: decode, then pfor the rest."""
+        """The function's outputs from the parsed batch: decode, then the rest (pfor,
+        or ``tf.map_fn``)."""
         values = dict(values)
         for op in self.decodes:
             values[op.outputs[0].name] = tf.io.decode_raw(
@@ -116,8 +142,13 @@ class VectorizedMap(Step):
                 little_endian=op.get_attr("little_endian"))
         if self.rest.outputs:
             arguments = tuple(values[t.name] for t in self.rest.inputs)
-            results = tf.vectorized_map(lambda sliced: tuple(self.rest(*sliced)), arguments,
-                                        fallback_to_while_loop=False)
+            if self.vectorized:
+                results = tf.vectorized_map(lambda sliced: tuple(self.rest(*sliced)),
+                                            arguments, fallback_to_while_loop=False)
+            else:
+                signature = tuple(tf.TensorSpec(t.shape, t.dtype) for t in self.rest.outputs)
+                results = tf.map_fn(lambda sliced: tuple(self.rest(*sliced)), arguments,
+                                    fn_output_signature=signature)
             values.update(zip((t.name for t in self.rest.outputs), results, strict=True))
         return tuple(values[t.name] for t in self.per_example.function.outputs)
 
@@ -155,7 +186,7 @@ def vectorize(plan, graph_def):
         map_step = shuffle.upstream if shuffle is not None else below
         if not isinstance(map_step, Map) or map_step.unbatch:
             continue
-        lifting = _plan_lifting(map_step.function)
+        lifting = _plan_lifting(map_step.function, graph_def)
         if lifting is None:
             continue
         if shuffle is not None:

@@ -76,6 +76,21 @@ BATCH_EXACT = PLUMBING | {
 # it by the graph's shape (x / c becomes x * (1 / c), constants are regrouped), so
 # the batched graph can round differently from the per-example one (measured).
 INTEGER_BATCH_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod"})
+# Ops computing one example's values from its own inputs alone, with no float
+# arithmetic for the optimizer to rewrite: run example by example inside a batch's
+# call (tf.map_fn) they give the per-example map's values. With BATCH_EXACT and the
+# integer arithmetic: decoding, parsing, string work, conds and their checks.
+PER_EXAMPLE_EXACT = frozenset({
+    "DecodePng", "DecodeJpeg", "DecodeAndCropJpeg", "DecodeImage", "DecodeBmp", "DecodeGif",
+    "DecodeRaw", "DecodeCSV", "DecodeBase64", "DecodeCompressed", "ParseExampleV2",
+    "ParseSingleExample", "ParseExample", "StringLength", "Substr", "StringJoin",
+    "StringStrip", "StringToNumber", "StaticRegexFullMatch", "RegexFullMatch", "Assert",
+    "All", "Any", "Switch", "Merge", "If", "StatelessIf", "Case", "StatelessCase",
+    "PartitionedCall", "StatefulPartitionedCall",
+})
+# Exact on integers example by example (not under pfor): integer reductions too.
+INTEGER_PER_EXAMPLE_EXACT = INTEGER_BATCH_EXACT | {"Sum", "Prod", "Max", "Min", "ArgMax",
+                                                   "ArgMin"}
 PARSE_EXAMPLE, DECODE_RAW = "ParseExampleV2", "DecodeRaw"
 # ParseExampleV2 (parse_example and parse_single_example): inputs serialized, names,
 # sparse_keys, dense_keys, ragged_keys, then one dense default per dense key; the

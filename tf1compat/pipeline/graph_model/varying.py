@@ -9,7 +9,7 @@ because a branch holds an ``Assert``. An op type TensorFlow does not know varies
 
 from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
 
-__all__ = ["varying_ops"]
+__all__ = ["called_nodes", "varying_ops"]
 
 
 def _attribute_functions(attributes):
@@ -46,3 +46,19 @@ def varying_ops(ops, graph_def):
     functions = {f.signature.name: f for f in graph_def.library.function}
     known = {}
     return [op for op in ops if _node_varies(op.node_def, functions, known)]
+
+
+def called_nodes(node, graph_def):
+    """The nodes of the functions ``node`` calls (``If`` branches, ``Case``
+    branches, ...), and of those they call."""
+    functions = {f.signature.name: f for f in graph_def.library.function}
+    pending, seen, nodes = list(_attribute_functions(node.attr)), set(), []
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        for inner in functions[name].node_def:
+            nodes.append(inner)
+            pending.extend(_attribute_functions(inner.attr))
+    return nodes
