@@ -395,6 +395,31 @@ def test_png_decoding_and_conds_run_per_batch_example_by_example(tmp_path, rng):
     np.testing.assert_array_equal(got[1::2], images[1::2, ::-1])
 
 
+def test_a_bad_image_in_a_batch_decoded_example_by_example_raises_tensorflows_error(
+        tmp_path, rng):
+    path = str(tmp_path / "images.tfrecord")
+    pngs = encode_png(rng.integers(0, 256, (9, 5, 4, 3), dtype=np.uint8))
+    pngs[6] = b"not a png"
+    write_records(path, [make_example({"raw": png, "id": index})
+                         for index, png in enumerate(pngs)])
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(
+            tc.string_input_producer([path], num_epochs=1, shuffle=False))
+        example = tf.io.parse_single_example(value, {
+            "raw": tf.io.FixedLenFeature([], tf.string),
+            "id": tf.io.FixedLenFeature([], tf.int64)})
+        image = tf.reshape(tf.io.decode_png(example["raw"], channels=3), [5, 4, 3])
+        batch = tc.batch([image, example["id"]], 4, allow_smaller_final_batch=True)
+        assert "map(per batch, map_fn: " in tc.describe_lowering(batch)
+        dataset = tc.to_tf_data(batch)
+    delivered = []
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"(?s)Unknown image file format.*DecodePng"):
+        for _, ids in dataset:
+            delivered.append(ids.numpy().tolist())
+    assert delivered == [[0, 1, 2, 3]]      # the batch holding record 6 is not delivered
+
+
 def test_float_arithmetic_random_ops_and_unshaped_outputs_stay_per_example(tfrecords):
     with tc.legacy_graph():
         _, example = parsed(tfrecords)
