@@ -15,7 +15,7 @@ from tf1compat.records.tfrecord import write_records
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
 from tf1compat.migrate.lowering import lower  # noqa: E402
-from tf1compat.migrate.lowering.caching import BUDGET_VARIABLE, cache_budget  # noqa: E402
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, cache_budget  # noqa: E402
 
 pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
 

@@ -464,7 +464,7 @@ def _run_program(args):
               "pass --tf-data too", file=sys.stderr)
         return 2
     if args.no_cache or args.cache_budget is not None:
-        from tf1compat.migrate.lowering.caching import BUDGET_VARIABLE, cache_budget
+        from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, cache_budget
         try:
             budget = cache_budget(args.cache_budget if args.cache_budget is not None else False)
         except ValueError as e:

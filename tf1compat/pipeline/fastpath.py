@@ -36,12 +36,19 @@ from tf1compat.pipeline._validate import (
     check_shuffling,
     require_graph_mode,
 )
+from tf1compat.pipeline.cache_budget import cache_budget
+from tf1compat.pipeline.epoch_cache import plan_epoch_cache
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.readers import spec_of_readers
-from tf1compat.pipeline.queues import TFRecordReader, check_queue_files, queue_files
+from tf1compat.pipeline.queues import (
+    TFRecordReader,
+    check_queue_files,
+    queue_epochs,
+    queue_files,
+)
 
 __all__ = ["build_record_batches", "build_example_batches", "build_batches",
-           "parse_examples", "files_read_by"]
+           "parse_examples", "files_read_by", "describe_cache"]
 
 # Records read and parsed per tf.data call by default: each call has a fixed cost
 # (~0.1-0.2 ms of CPU here, a hundred CIFAR records' parsing), paid 8 times as often
@@ -49,6 +56,22 @@ __all__ = ["build_record_batches", "build_example_batches", "build_batches",
 RECORDS_PER_READ = 1024
 # graph -> {name of a fast path's get_next op -> (files, compression)}
 _FILES_READ = weakref.WeakKeyDictionary()
+# graph -> {name of a fast path's get_next op -> what describe_cache says}
+_CACHES = weakref.WeakKeyDictionary()
+
+
+def describe_cache(batch):
+    """Whether the fast path giving ``batch`` (its dict, or one of its tensors) keeps
+    its parsed rows in memory between epochs: ``cached: 3 files read once into
+    memory, about 2 MB of a 4,096 MB budget``, or ``not cached:`` and why."""
+    tensor = next(iter(batch.values())) if isinstance(batch, dict) else batch
+    text = _CACHES.get(tensor.graph, {}).get(tensor.op.name)
+    if text is None:
+        raise PipelineConfigError(
+            f"describe_cache: {tensor.name!r} is not the output of a fast path",
+            argument="batch", expected="what build_example_batches, build_record_batches "
+            "or BatchedDatasetDataProvider.get returns")
+    return text
 
 
 def files_read_by(op):
@@ -70,12 +93,11 @@ def _file_names(filename_queue):
     return v1.data.Dataset.from_tensors(0).repeat().map(dequeue)
 
 
-def _record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
-    """Dataset of chunks ``{"records", "file", "start"}`` of up to ``chunk_size`` records
-    of one file (``start``: the position of its first record, which gives the reader
-    keys), from the files of ``filename_queue`` in its order, read as ``reading`` (a
-    :class:`~tf1compat.pipeline.graph_model.readers.ReaderSpec`) says; ``parallel_files``
-    files are read at once, interleaved chunk by chunk in a fixed order."""
+def _file_chunks(reading, chunk_size):
+    """``file_chunks(filename)``: the dataset of chunks ``{"records", "file", "start"}``
+    of up to ``chunk_size`` records of one file (``start``: the position of its first
+    record, which gives the reader keys), read as ``reading`` (a
+    :class:`~tf1compat.pipeline.graph_model.readers.ReaderSpec`) says."""
 
     def file_chunks(filename):
         def chunk(start, records):
@@ -85,6 +107,18 @@ def _record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
         return reading.records(filename).batch(chunk_size).scan(
             tf.constant(0, tf.int64), chunk)
 
+    return file_chunks
+
+
+_CHUNK_SPEC = {"records": tf.TensorSpec([None], tf.string), "file": tf.TensorSpec([], tf.string),
+               "start": tf.TensorSpec([], tf.int64)}
+
+
+def _record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
+    """Dataset of the chunks of :func:`_file_chunks` of the files of ``filename_queue``
+    in its order; ``parallel_files`` files are read at once, interleaved chunk by
+    chunk in a fixed order."""
+    file_chunks = _file_chunks(reading, chunk_size)
     names = _file_names(filename_queue)
     if parallel_files == 1:
         return names.flat_map(file_chunks)
@@ -154,7 +188,7 @@ def _started_by_local_init(iterator):
 def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, reader=None,
                   num_threads=1, capacity=None, shuffle=False, min_after_dequeue=None,
                   seed=None, allow_smaller_final_batch=False, records_per_read=None,
-                  name=None):
+                  cache=None, name=None):
     """``(batch, keys)``: the batched dict of tensors and, ``with_keys``, the records'
     reader keys (else None), which are made only when fetched.
 
@@ -164,6 +198,7 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
     """
     capacity = 4 * batch_size if capacity is None and isinstance(batch_size, int) else capacity
     _check_options(api, batch_size, capacity, num_threads, shuffle, min_after_dequeue)
+    budget = cache_budget(cache)
     readers = reader if isinstance(reader, (list, tuple)) else [reader or TFRecordReader()]
     reading = spec_of_readers(api, readers)
     check_queue_files(filename_queue, api)  # the names are files: they are read
@@ -181,13 +216,22 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
         _check_parsed(api, parsed)
         return parsed, reading.key_parts(chunk, tf.constant(files)) if with_keys else ()
 
+    epoch_cache, not_cached = plan_epoch_cache(
+        files, queue_epochs(filename_queue), budget, reading,
+        _file_chunks(reading, records_per_read), _CHUNK_SPEC, parse_chunk, records_per_read)
     with tf.name_scope(name or "record_batches"):
-        chunks = _record_chunks(filename_queue, reading, records_per_read, len(readers))
-        if shuffle:
-            chunks = chunks.map(reading.per_record).unbatch() \
-                .shuffle(min_after_dequeue + batch_size, seed=seed).batch(records_per_read)
-        batches = chunks.map(parse_chunk, num_parallel_calls=num_threads) \
-            .rebatch(batch_size, drop_remainder=not allow_smaller_final_batch) \
+        if epoch_cache is None:
+            chunks = _record_chunks(filename_queue, reading, records_per_read, len(readers))
+            if shuffle:
+                chunks = chunks.map(reading.per_record).unbatch() \
+                    .shuffle(min_after_dequeue + batch_size, seed=seed).batch(records_per_read)
+            parsed = chunks.map(parse_chunk, num_parallel_calls=num_threads)
+        else:   # the rows of each file, parsed once (the same rows, in the same order)
+            parsed = epoch_cache.chunks(_file_names(filename_queue), len(readers), num_threads)
+            if shuffle:
+                parsed = parsed.unbatch().shuffle(min_after_dequeue + batch_size, seed=seed) \
+                    .batch(records_per_read)
+        batches = parsed.rebatch(batch_size, drop_remainder=not allow_smaller_final_batch) \
             .prefetch(max(2, math.ceil(capacity / batch_size)))
         iterator = v1.data.make_initializable_iterator(batches)
         _started_by_local_init(iterator)
@@ -195,8 +239,10 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
     size = None if allow_smaller_final_batch else batch_size
     for tensor in [*batch.values(), *key_parts]:
         tensor.set_shape(tf.TensorShape([size]).concatenate(tensor.shape[1:]))
+    get_next = next(iter(batch.values())).op
+    _CACHES.setdefault(get_next.graph, {})[get_next.name] = (
+        epoch_cache.text() if epoch_cache else f"not cached: {not_cached}")
     if files is not None:
-        get_next = next(iter(batch.values())).op
         _FILES_READ.setdefault(get_next.graph, {})[get_next.name] = (files, reading.compression)
     if not with_keys:
         return batch, None
@@ -207,7 +253,8 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
 def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None,
                          num_threads=1, capacity=None, shuffle=False,
                          min_after_dequeue=None, seed=None,
-                         allow_smaller_final_batch=False, records_per_read=None, name=None):
+                         allow_smaller_final_batch=False, records_per_read=None, cache=None,
+                         name=None):
     """Batches of parsed records from ``filename_queue``, read and parsed many at a time.
 
     ``parse_batch(keys, values)`` gets up to ``records_per_read`` reader keys and
@@ -222,6 +269,10 @@ def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None
     ``capacity`` (examples prefetched, default ``4 * batch_size``), ``shuffle``,
     ``min_after_dequeue``, ``seed`` and ``allow_smaller_final_batch`` mean what they
     mean for ``batch`` / ``shuffle_batch``; see the module docstring for order.
+    ``cache``: the budget of the in-memory cache of the parsed rows between epochs
+    (:mod:`tf1compat.pipeline.epoch_cache`; as for :func:`~tf1compat.to_tf_data`:
+    None for the ``TF1COMPAT_CACHE_BUDGET`` setting or the default, False for none,
+    or a size such as ``"500M"``); :func:`describe_cache` says whether it applies.
     """
     batch, _ = build_batches(
         "build_record_batches", filename_queue, batch_size,
@@ -229,7 +280,7 @@ def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None
         reader=reader, num_threads=num_threads, capacity=capacity, shuffle=shuffle,
         min_after_dequeue=min_after_dequeue, seed=seed,
         allow_smaller_final_batch=allow_smaller_final_batch,
-        records_per_read=records_per_read, name=name)
+        records_per_read=records_per_read, cache=cache, name=name)
     return batch
 
 

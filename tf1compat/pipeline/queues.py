@@ -46,7 +46,8 @@ __all__ = [
     "legacy_graph", "string_input_producer", "slice_input_producer", "input_producer",
     "TFRecordReader", "FixedLengthRecordReader", "WholeFileReader", "TextLineReader",
     "batch", "shuffle_batch", "batch_join", "shuffle_batch_join", "prefetch_queue",
-    "shard_files", "queue_files", "resolve_files", "check_queue_files", "check_reader_queues",
+    "shard_files", "queue_files", "queue_epochs", "resolve_files", "check_queue_files",
+    "check_reader_queues",
 ]
 
 _GLOB_CHARACTERS = frozenset(b"*?[")
@@ -68,6 +69,7 @@ class _QueuedNames(NamedTuple):
     """What :func:`string_input_producer` put in one queue."""
     names: tuple      # in queue order: str, or bytes for a name that is not UTF-8
     unchecked: tuple  # _Unchecked entries, checked when a reader is connected
+    num_epochs: int   # None: repeated forever
 
 
 # graph -> {queue op name -> _QueuedNames}
@@ -246,6 +248,13 @@ def queue_files(queue):
     return None if queued is None else queued.names
 
 
+def queue_epochs(queue):
+    """The ``num_epochs`` of the :func:`string_input_producer` whose names
+    :func:`queue_files` gives (None: forever, or another queue)."""
+    queued = _queued_names(queue)
+    return None if queued is None else queued.num_epochs
+
+
 def _queued_names(queue):
     handle = getattr(queue, "queue_ref", queue)
     return _NAMES_BY_QUEUE.get(handle.graph, {}).get(handle.op.name)
@@ -327,7 +336,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     if queued is not None:
         registry = _NAMES_BY_QUEUE.setdefault(queue.queue_ref.graph, {})
         registry[queue.queue_ref.op.name] = _QueuedNames(
-            tuple(_tf_name(n) for n in queued), tuple(unchecked))
+            tuple(_tf_name(n) for n in queued), tuple(unchecked), num_epochs)
     return queue
 
 

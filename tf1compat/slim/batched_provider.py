@@ -115,7 +115,8 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
     of ``common_queue_min`` + ``batch_size`` examples; ``common_queue_capacity``
     examples are prefetched), plus those of ``tf.train.batch``: ``batch_size``,
     ``num_threads`` (parsing threads, default ``num_readers``),
-    ``allow_smaller_final_batch``; ``records_per_read`` as in
+    ``allow_smaller_final_batch``; ``records_per_read`` and ``cache`` (the parsed
+    items kept in memory between epochs) as in
     :func:`~tf1compat.pipeline.fastpath.build_record_batches`. The decoder must be a
     ``TFExampleDecoder`` of ``FixedLenFeature`` s whose items have fixed shapes.
     """
@@ -123,7 +124,7 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
     def __init__(self, dataset, batch_size, num_readers=1, reader_kwargs=None, shuffle=True,
                  num_epochs=None, common_queue_capacity=256, common_queue_min=128,
                  record_key="record_key", seed=None, scope=None, num_threads=None,
-                 allow_smaller_final_batch=False, records_per_read=None):
+                 allow_smaller_final_batch=False, records_per_read=None, cache=None):
         keys_to_features, items_to_handlers = _decoder_specs(dataset.decoder)
         if record_key in items_to_handlers:
             raise PipelineConfigError(
@@ -142,6 +143,6 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
                 capacity=common_queue_capacity, shuffle=shuffle,
                 min_after_dequeue=common_queue_min if shuffle else None, seed=seed,
                 allow_smaller_final_batch=allow_smaller_final_batch,
-                records_per_read=records_per_read)
+                records_per_read=records_per_read, cache=cache)
         items_to_tensors[record_key] = keys
         super().__init__(items_to_tensors=items_to_tensors, num_samples=dataset.num_samples)

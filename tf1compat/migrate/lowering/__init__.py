@@ -19,10 +19,11 @@ import weakref
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
-from tf1compat.migrate.lowering.caching import cache_budget, plan_cache
+from tf1compat.migrate.lowering.caching import plan_cache
 from tf1compat.migrate.lowering.graph_function import check_fetch
 from tf1compat.migrate.lowering.graph_reader import GraphReader
 from tf1compat.migrate.lowering.plan import Batch, Prefetch
+from tf1compat.pipeline.cache_budget import cache_budget
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_index
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept

@@ -24,10 +24,8 @@ and the plan runs without it (the same elements).
 """
 
 import copy
-import os
 
 from tf1compat._tf import tf, v1
-from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
 from tf1compat.migrate.lowering.graph_function import trace_function
 from tf1compat.migrate.lowering.plan import (
@@ -41,73 +39,14 @@ from tf1compat.migrate.lowering.plan import (
     Step,
     Values,
 )
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
 
-__all__ = ["BUDGET_VARIABLE", "CachedPipeline", "CachedRead", "FileCache", "Rebatch",
-           "cache_budget", "default_budget", "plan_cache"]
+__all__ = ["CachedPipeline", "CachedRead", "FileCache", "Rebatch", "plan_cache"]
 
-BUDGET_VARIABLE = "TF1COMPAT_CACHE_BUDGET"
-_DEFAULT_CAP = 4 * 2 ** 30       # the default budget: a quarter of available memory, at most this
 _FILL_CHUNK = 256                # records read and mapped together while filling
 _STRING_BYTES = 24               # what TensorFlow holds per string besides its characters
-_UNITS = {"": 1, "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
-_OFF = ("off", "no", "false", "0")
-_EXPECTED = "a size in bytes (e.g. 500M, 2G, 1073741824), or off"
-
-
-def default_budget():
-    """A quarter of the memory available now (Linux's MemAvailable; a quarter of the
-    physical memory elsewhere), at most 4 GiB."""
-    available = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    available = int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    if available is None:
-        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return min(available // 4, _DEFAULT_CAP)
-
-
-def _parse_size(text, argument):
-    value = text.strip().lower().removesuffix("ib").removesuffix("b")
-    if value in _OFF[:3]:
-        return 0
-    unit = value[-1:] if value[-1:] in _UNITS else ""
-    try:
-        size = float(value[:len(value) - len(unit)]) * _UNITS[unit]
-    except ValueError:
-        size = -1
-    if size < 0 or size != size or size == float("inf"):
-        raise PipelineConfigError(f"{argument}: {text!r} is not a cache budget; expected "
-                                  f"{_EXPECTED}", argument=argument, expected=_EXPECTED)
-    return int(size)
-
-
-def cache_budget(cache=None):
-    """The budget in bytes (0: no caching) for ``cache``: None or True -> the
-    ``TF1COMPAT_CACHE_BUDGET`` variable when set, else :func:`default_budget`;
-    False -> 0; a number of bytes or a size text (``"500M"``, ``"off"``)."""
-    if cache is None or cache is True:
-        setting = os.environ.get(BUDGET_VARIABLE, "").strip()
-        return _parse_size(setting, BUDGET_VARIABLE) if setting else default_budget()
-    if cache is False:
-        return 0
-    if isinstance(cache, str):
-        return _parse_size(cache, "cache")
-    if isinstance(cache, int) and cache >= 0:
-        return cache
-    raise PipelineConfigError(f"cache: expected True, False, None or {_EXPECTED}; got "
-                              f"{cache!r}", argument="cache", expected=_EXPECTED)
-
-
-def _megabytes(size):
-    if size >= 2 ** 20:
-        return f"{size / 2 ** 20:,.0f} MB"
-    return f"{size / 2 ** 10:,.0f} kB" if size >= 2 ** 10 else f"{size} bytes"
 
 
 # ------------------------------------------------------------ splitting the map
@@ -209,8 +148,8 @@ class FileCache:
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
-        return (f"cache({count} read once into memory, about {_megabytes(self.estimate)} of "
-                f"a {_megabytes(self.budget)} budget: {self.fill.describe()})")
+        return (f"cache({count} read once into memory, about {size_text(self.estimate)} of "
+                f"a {size_text(self.budget)} budget: {self.fill.describe()})")
 
     def _marker(self, index):
         """A chunk of one row of zeros in file ``index`` (-1: after the last file)."""
@@ -503,8 +442,8 @@ def plan_cache(plan, graph_def, budget):
     cache = FileCache(files, fill, specs, budget, 0)
     cache.estimate = _estimate(specs, read.reading, files)
     if cache.estimate > budget:
-        return None, (f"about {_megabytes(cache.estimate)} to keep, above the "
-                      f"{_megabytes(budget)} budget")
+        return None, (f"about {size_text(cache.estimate)} to keep, above the "
+                      f"{size_text(budget)} budget")
     cached_read = CachedRead(read.upstream, cache)
     plan = _substitute(plan, read, cached_read, *read_place)
     replacement = map_step.upstream

@@ -1,0 +1,71 @@
+"""The in-memory caches' budget: how many bytes the lowering's cache
+(:mod:`tf1compat.migrate.lowering.caching`) and the fast paths' cache
+(:mod:`tf1compat.pipeline.epoch_cache`) may hold, from the ``cache`` argument or the
+``TF1COMPAT_CACHE_BUDGET`` variable."""
+
+import os
+
+from tf1compat.errors import PipelineConfigError
+
+__all__ = ["BUDGET_VARIABLE", "cache_budget", "default_budget", "size_text"]
+
+BUDGET_VARIABLE = "TF1COMPAT_CACHE_BUDGET"
+_DEFAULT_CAP = 4 * 2 ** 30       # the default budget: a quarter of available memory, at most this
+_UNITS = {"": 1, "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
+_OFF = ("off", "no", "false", "0")
+_EXPECTED = "a size in bytes (e.g. 500M, 2G, 1073741824), or off"
+
+
+def default_budget():
+    """A quarter of the memory available now (Linux's MemAvailable; a quarter of the
+    physical memory elsewhere), at most 4 GiB."""
+    available = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    if available is None:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(available // 4, _DEFAULT_CAP)
+
+
+def _parse_size(text, argument):
+    value = text.strip().lower().removesuffix("ib").removesuffix("b")
+    if value in _OFF[:3]:
+        return 0
+    unit = value[-1:] if value[-1:] in _UNITS else ""
+    try:
+        size = float(value[:len(value) - len(unit)]) * _UNITS[unit]
+    except ValueError:
+        size = -1
+    if size < 0 or size != size or size == float("inf"):
+        raise PipelineConfigError(f"{argument}: {text!r} is not a cache budget; expected "
+                                  f"{_EXPECTED}", argument=argument, expected=_EXPECTED)
+    return int(size)
+
+
+def cache_budget(cache=None):
+    """The budget in bytes (0: no caching) for ``cache``: None or True -> the
+    ``TF1COMPAT_CACHE_BUDGET`` variable when set, else :func:`default_budget`;
+    False -> 0; a number of bytes or a size text (``"500M"``, ``"off"``)."""
+    if cache is None or cache is True:
+        setting = os.environ.get(BUDGET_VARIABLE, "").strip()
+        return _parse_size(setting, BUDGET_VARIABLE) if setting else default_budget()
+    if cache is False:
+        return 0
+    if isinstance(cache, str):
+        return _parse_size(cache, "cache")
+    if isinstance(cache, int) and cache >= 0:
+        return cache
+    raise PipelineConfigError(f"cache: expected True, False, None or {_EXPECTED}; got "
+                              f"{cache!r}", argument="cache", expected=_EXPECTED)
+
+
+def size_text(size):
+    """``size`` bytes for people: ``150 MB``, ``12 kB``, ``100 bytes``."""
+    if size >= 2 ** 20:
+        return f"{size / 2 ** 20:,.0f} MB"
+    return f"{size / 2 ** 10:,.0f} kB" if size >= 2 ** 10 else f"{size} bytes"

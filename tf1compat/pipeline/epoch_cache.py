@@ -1,0 +1,210 @@
+"""The fast paths' in-memory cache: a file's parsed rows, read once, served every epoch.
+
+A fast path (:mod:`tf1compat.pipeline.fastpath`) over a producer that hands out its
+files for more than one epoch reads, parses and decodes every record again each
+epoch. When the parse (with ``decode``) is deterministic and the rows fit the
+budget, :class:`EpochCache` does that work once: before the first batch every
+file is read and parsed in chunks, as the fast path parses them, into one stacked
+tensor per column (the rows, in file order); each epoch then takes the file names
+from the producer's queue as before (its per-epoch shuffle included) and serves
+each file's rows in the same chunks, so shuffle buffers, batches and their order
+are those of the uncached fast path.
+
+Not cached: a producer that hands out its files once, a queue not made by
+``string_input_producer`` over a list of files, a parse with ops that may give
+other values on another call (random ops, ``py_func``), and rows estimated above the
+budget before reading (rows: the files' sizes over the size of the first file's
+first records; a row: its fixed-size values, and a record per string). While
+filling, the bytes held are counted; above the budget the rows are dropped and
+each file is read and parsed every epoch (the same rows).
+"""
+
+import itertools
+import os
+
+from tf1compat._tf import tf
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
+from tf1compat.pipeline.graph_model.varying import varying_ops
+
+__all__ = ["EpochCache", "plan_epoch_cache"]
+
+_SAMPLE = 256          # records of the first file whose sizes give the estimate
+_STRING_BYTES = 24     # what TensorFlow holds per string besides its characters
+_ALL = 2 ** 62         # "every row" as a batch size (tf.data reserves at most 65,536)
+
+
+def _row_bytes(columns):
+    """Bytes held by a batch of rows."""
+    total = tf.constant(0, tf.int64)
+    for column in columns:
+        if column.dtype == tf.string:
+            total += tf.reduce_sum(tf.cast(tf.strings.length(column), tf.int64) + _STRING_BYTES)
+        else:
+            total += tf.size(column, tf.int64) * column.dtype.size
+    return total
+
+
+def _traced(function, chunk_spec):
+    """``(output spec, types of the ops that may vary)`` of ``function`` traced for
+    ``chunk_spec`` (in a function graph: the caller's graph gets no op)."""
+    concrete = tf.function(function, autograph=False).get_concrete_function(chunk_spec)
+    graph = concrete.graph
+    varying = sorted({op.type for op in varying_ops(graph.get_operations(),
+                                                    graph.as_graph_def())})
+    return concrete.structured_outputs, varying
+
+
+def _estimate(reading, files, specs):
+    """Bytes the rows of ``files`` will hold: the files' sizes over the mean size of
+    the first file's first records give the rows; a row holds its fixed-size values
+    and, per string, a record."""
+    sizes = [len(record) for _, _, record in itertools.islice(
+        reading.iter_records(os.fsdecode(files[0])), _SAMPLE)]
+    if not sizes:
+        return 0
+    mean = max(sum(sizes) / len(sizes), 1)
+    row = sum(spec.shape[1:].num_elements() * (
+        mean + _STRING_BYTES if spec.dtype == tf.string else spec.dtype.size) for spec in specs)
+    total = sum(tf.io.gfile.stat(os.fsdecode(name)).length for name in files)
+    return int(total / mean * row)
+
+
+class EpochCache:
+    """The rows of ``files`` parsed by ``parse_chunk`` from chunks of ``chunk_size``
+    records (``file_chunks(name)`` gives a file's chunks; ``output_spec`` is what
+    ``parse_chunk`` gives), held within ``budget`` bytes; ``estimate`` is what they
+    were expected to hold."""
+
+    def __init__(self, files, file_chunks, parse_chunk, chunk_size, budget, output_spec):
+        self.files, self.file_chunks, self.parse_chunk = files, file_chunks, parse_chunk
+        self.chunk_size, self.budget, self.output_spec = chunk_size, budget, output_spec
+        self.estimate = 0
+
+    def text(self):
+        count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
+        return (f"cached: {count} read once into memory, about {size_text(self.estimate)} "
+                f"of a {size_text(self.budget)} budget")
+
+    def _parsed(self, filename, threads):
+        """A file's parsed chunks, as flat tuples of columns."""
+        parse_chunk = self.parse_chunk
+
+        @tf.autograph.experimental.do_not_convert
+        def flat(chunk):
+            return tuple(tf.nest.flatten(parse_chunk(chunk)))
+        return self.file_chunks(filename).map(flat, num_parallel_calls=threads,
+                                              deterministic=True)
+
+    def filled(self, threads):
+        """One element: the rows of all files stacked per column (none when they did not
+        fit), each file's first row and number of rows, and whether they fit."""
+        budget, size = self.budget, len(self.files)
+        files = tf.constant(self.files)
+
+        @tf.autograph.experimental.do_not_convert
+        def numbered(index, filename):
+            @tf.autograph.experimental.do_not_convert
+            def with_file(*columns):
+                return (*columns, tf.fill(tf.shape(columns[0])[:1], index))
+            return self._parsed(filename, threads).map(with_file)
+
+        @tf.autograph.experimental.do_not_convert
+        def count(total, chunk):
+            total += _row_bytes(chunk[:-1])
+            return total, (*chunk, total <= budget)
+
+        @tf.autograph.experimental.do_not_convert
+        def within_budget(*chunk):
+            return chunk[-1]
+
+        @tf.autograph.experimental.do_not_convert
+        def without_flag(*chunk):
+            return chunk[:-1]
+
+        @tf.autograph.experimental.do_not_convert
+        def finish(*stacked):
+            # The last rows are the markers: file -1 (kept when every file fitted), -2.
+            *columns, index = stacked
+            complete = tf.reduce_any(tf.equal(index, -1))
+            # Over the budget: keep nothing (the rows read so far are freed here).
+            kept = tf.where(complete, tf.size(index, tf.int64) - 2, 0)
+            columns, index = [c[:kept] for c in columns], index[:kept]
+            lengths = tf.math.bincount(tf.cast(index, tf.int32), minlength=size,
+                                       maxlength=size, dtype=tf.int64)
+            return (*columns, tf.math.cumsum(lengths, exclusive=True), lengths, complete)
+
+        def marker(index):
+            """One row of zeros in file ``index``."""
+            return tf.data.Dataset.from_tensors((*(
+                tf.zeros([1, *s.shape[1:]], s.dtype) for s in chunks.element_spec[:-1]),
+                tf.constant([index], tf.int64)))
+
+        chunks = tf.data.Dataset.from_tensor_slices(
+            (tf.range(size, dtype=tf.int64), files)).flat_map(numbered)
+        return (chunks.concatenate(marker(-1)).scan(tf.constant(0, tf.int64), count)
+                .take_while(within_budget).map(without_flag).concatenate(marker(-2))
+                .unbatch().batch(_ALL).map(finish))
+
+    def chunks(self, names, parallel_files, threads):
+        """Parsed chunks (as ``parse_chunk`` gives them) of the files named by ``names``
+        (a dataset), ``parallel_files`` at once interleaved chunk by chunk: cut from
+        the rows, or read and parsed again when they did not fit."""
+        files, chunk_size, parse_chunk = tf.constant(self.files), self.chunk_size, self.parse_chunk
+        structure = self.output_spec
+
+        @tf.autograph.experimental.do_not_convert
+        def epochs(*state):
+            *columns, starts, lengths, complete = state
+            everything, nothing = tf.constant(-1, tf.int64), tf.constant(0, tf.int64)
+
+            @tf.autograph.experimental.do_not_convert
+            def cut(start, end):
+                return tf.nest.pack_sequence_as(
+                    structure, [column[start:end] for column in columns])
+
+            @tf.autograph.experimental.do_not_convert
+            def per_file(filename):
+                matches = tf.equal(files, filename)
+                found = tf.debugging.assert_equal(
+                    tf.reduce_any(matches), True, message="tf1compat: a file the in-memory "
+                    "cache does not hold (the queue's names changed since the fast path was "
+                    "built); turn the cache off (cache=False)")
+                with tf.control_dependencies([found]):
+                    index = tf.argmax(tf.cast(matches, tf.int32))
+                start, end = starts[index], starts[index] + lengths[index]
+                cached = tf.data.Dataset.range(start, end, chunk_size).map(
+                    lambda first: cut(first, tf.minimum(first + chunk_size, end)))
+                read = self.file_chunks(filename).map(parse_chunk, num_parallel_calls=threads,
+                                                      deterministic=True)
+                return cached.take(tf.where(complete, everything, nothing)).concatenate(
+                    read.take(tf.where(complete, nothing, everything)))
+
+            if parallel_files == 1:
+                return names.flat_map(per_file)
+            return names.interleave(per_file, cycle_length=parallel_files,
+                                    num_parallel_calls=parallel_files, deterministic=True)
+        return self.filled(threads).flat_map(epochs)
+
+
+def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec,
+                     parse_chunk, chunk_size):
+    """``(EpochCache, None)`` for a fast path reading ``files`` (None: unknown) for
+    ``num_epochs`` with ``reading`` (a ReaderSpec) in chunks of ``chunk_spec``, or
+    ``(None, why not)``."""
+    if not budget:
+        return None, f"caching is off ({BUDGET_VARIABLE}=off or cache=False)"
+    if files is None:
+        return None, ("the files are not known while the graph is built (they are for "
+                      "string_input_producer of a list of files)")
+    if num_epochs == 1:
+        return None, "the files are read once (1 epoch)"
+    output_spec, varying = _traced(parse_chunk, chunk_spec)
+    if varying:
+        return None, (f"the parse may give other values every epoch (stateful "
+                      f"{', '.join(varying)})")
+    cache = EpochCache(files, file_chunks, parse_chunk, chunk_size, budget, output_spec)
+    cache.estimate = _estimate(reading, files, tf.nest.flatten(output_spec))
+    if cache.estimate > budget:
+        return None, (f"about {size_text(cache.estimate)} to keep, above the "
+                      f"{size_text(budget)} budget")
+    return cache, None
