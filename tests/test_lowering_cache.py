@@ -195,6 +195,57 @@ def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
     assert_true_images(examples(cached), images)
 
 
+def tutorial_crops(paths, num_epochs):
+    """The CIFAR tutorial's shape of work: uint8 pixels cast to float32, padded and
+    transposed, then randomly cropped and flipped (the widening kept before the crop)."""
+    queue = tc.string_input_producer(paths, num_epochs=num_epochs, shuffle=True, seed=5)
+    example = decoded(tc.TFRecordReader().read(queue)[1])
+    pixels = tf.transpose(tf.pad(tf.cast(example["image"], tf.float32), [[1, 1], [1, 1], [0, 0]]),
+                          [1, 0, 2])
+    crop = tf.image.random_flip_left_right(tf.image.random_crop(pixels, [5, 5, 3], seed=8),
+                                           seed=9)
+    return tc.batch({"id": example["id"], "crop": crop, "pixels": pixels}, 4,
+                    allow_smaller_final_batch=True)
+
+
+def test_a_widening_cast_runs_after_the_cache_and_the_narrow_values_are_kept(image_files):
+    paths, images = image_files
+    with tc.legacy_graph():
+        batch = tutorial_crops(paths, num_epochs=3)
+        lowering = lower(batch)
+        datasets = with_and_without(batch)
+    plan = lowering.describe()
+    specs = lowering.cached.cache.specs
+    assert sorted((spec.dtype.name, spec.shape.as_list()) for spec in specs) == [
+        ("int64", []), ("uint8", SHAPE)]
+    assert "about 1 kB (int64, uint8) of a " in plan   # 21 x (8 + 48) bytes
+    after_cache = plan.rsplit("budget: ", 1)[1]
+    assert "-> map(" in after_cache and "Cast" in after_cache
+    cached, uncached = map(batches, datasets)
+    assert len(cached) == 3 * -(-sum(COUNTS) // 4) - 2   # 63 examples in batches of 4
+    assert_same_batches(cached, uncached)                # float32 values bit for bit
+    for example in examples(cached):
+        padded = np.pad(images[int(example["id"])].astype(np.float32), [[1, 1], [1, 1], [0, 0]])
+        np.testing.assert_array_equal(example["pixels"], padded.transpose(1, 0, 2))
+
+
+def test_the_budget_counts_the_narrow_values(image_files):
+    """A budget of 3,000 bytes holds 21 rows of 48 uint8 pixels and an int64 id (about
+    1,200 bytes), not their padded float32 pixels (21 x 432 bytes); a budget below the
+    narrow values falls back."""
+    paths, _ = image_files
+    with tc.legacy_graph():
+        batch = tutorial_crops(paths, num_epochs=2)
+        cached = lower(batch, cache=3000).cached
+        assert cached is not None
+        estimate = cached.cache.estimate
+        assert sum(COUNTS) * (48 + 8) * 0.8 < estimate < sum(COUNTS) * 432
+        plan = tc.describe_lowering(batch, cache=estimate - 1)
+        datasets = with_and_without(batch, cache=estimate - 1)
+    assert "cache(" not in plan and "; not cached: about " in plan
+    assert_same_batches(*map(batches, datasets))
+
+
 @pytest.mark.usefixtures("control_flow_v1")
 def test_slim_decoder_under_tf1_conds_then_a_random_crop_same_batches(tmp_path, image_files):
     # A TF1 cond adds the Switch feeding a branch after the op using it: the cut

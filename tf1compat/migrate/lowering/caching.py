@@ -94,12 +94,38 @@ def _split(map_step, graph_def):
         return (f"the values to keep have no fixed shape ('{unshaped[0].name}' is "
                 f"{unshaped[0].shape})")
     sources = {t.op for t in function.inputs}
-    prefix = trace_function(graph_def, columns, lambda op: op in sources)
     suffix = None
-    if tainted:
+    if tainted:   # the rest of the map runs after the cache: widening ops can too
+        moved = set()
+        narrowed = [_narrowest(t, fed, cached, in_branch, moved) for t in columns]
         suffix = trace_function(graph_def, function.outputs,
-                                lambda op: op in sources or op in fed)
+                                lambda op: op in sources or op in fed and op not in moved)
+        needed = {t.name for t in suffix.inputs}
+        columns = [t for t in {t.name: t for t in narrowed}.values() if t.name in needed]
+    prefix = trace_function(graph_def, columns, lambda op: op in sources)
     return prefix, suffix, columns
+
+
+def _held_bytes(tensor):
+    return tensor.shape.num_elements() * tensor.dtype.size
+
+
+def _narrowest(column, fed, cached, in_branch, moved):
+    """The tensor of fewest bytes that ``column`` is computed from by a chain of
+    ``RECOMPUTED_AFTER_CACHE`` ops of constant arguments (uint8 pixels for their
+    float32 cast), or ``column``; adds the chain's ops to ``moved``."""
+    chain, tensor, best = [], column, (_held_bytes(column), 0, column)
+    while (tensor.op in fed and tensor.op.type in op_types.RECOMPUTED_AFTER_CACHE
+           and not tensor.op.control_inputs
+           and not any(cached(t) for t in tensor.op.inputs[1:])):
+        chain.append(tensor.op)
+        tensor = tensor.op.inputs[0]
+        if (tensor.op not in fed or tensor.op in in_branch or tensor.dtype == tf.string
+                or not tensor.shape.is_fully_defined()):
+            break
+        best = min(best, (_held_bytes(tensor), len(chain), tensor), key=lambda b: b[:2])
+    moved.update(chain[:best[1]])
+    return best[2]
 
 
 def _inside_tf1_cond(order):
@@ -148,8 +174,9 @@ class FileCache:
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
-        return (f"cache({count} read once into memory, about {size_text(self.estimate)} of "
-                f"a {size_text(self.budget)} budget: {self.fill.describe()})")
+        kept = ", ".join(dict.fromkeys(spec.dtype.name for spec in self.specs))
+        return (f"cache({count} read once into memory, about {size_text(self.estimate)} "
+                f"({kept}) of a {size_text(self.budget)} budget: {self.fill.describe()})")
 
     def _marker(self, index):
         """A chunk of one row of zeros in file ``index`` (-1: after the last file)."""

@@ -72,6 +72,13 @@ BATCH_EXACT = PLUMBING | {
     "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "LogicalAnd",
     "LogicalOr", "LogicalNot", "Select", "SelectV2",
 }
+# Ops whose output holds their first input's values moved, cast or padded with
+# constants: the lowering's cache keeps the narrowest tensor of a chain of them
+# (uint8 pixels rather than their float32 cast) and runs the rest after it.
+RECOMPUTED_AFTER_CACHE = frozenset({
+    IDENTITY, "Cast", "Reshape", "Transpose", "ExpandDims", "Squeeze", "StridedSlice",
+    "Pad", "PadV2", "MirrorPad",
+})
 # Arithmetic, exact on integers only. On floats TensorFlow's graph optimizer rewrites
 # it by the graph's shape (x / c becomes x * (1 / c), constants are regrouped), so
 # the batched graph can round differently from the per-example one (measured).
