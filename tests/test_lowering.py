@@ -372,20 +372,27 @@ def test_strings_of_different_lengths_are_decoded_one_by_one(tmp_path):
         assert_equal_to_own_lowering(batch, ordered=True, count=10)
 
 
-def test_png_decoding_and_conds_run_per_batch_example_by_example(tmp_path, rng):
-    path = str(tmp_path / "images.tfrecord")
-    images = rng.integers(0, 256, (9, 5, 4, 3), dtype=np.uint8)
+def png_batches(path, pngs, flip_odd=False):
+    """Batches of 4 ``[image, id]`` from records ``{raw: png, id}`` written to ``path``:
+    decode_png and reshape (and, with ``flip_odd``, a tf.cond flipping odd ids)."""
     write_records(path, [make_example({"raw": png, "id": index})
-                         for index, png in enumerate(encode_png(images))])
-    with tc.legacy_graph():
-        _, value = tc.TFRecordReader().read(
-            tc.string_input_producer([path], num_epochs=1, shuffle=False))
-        example = tf.io.parse_single_example(value, {
-            "raw": tf.io.FixedLenFeature([], tf.string),
-            "id": tf.io.FixedLenFeature([], tf.int64)})
-        image = tf.reshape(tf.io.decode_png(example["raw"], channels=3), [5, 4, 3])
+                         for index, png in enumerate(pngs)])
+    _, value = tc.TFRecordReader().read(
+        tc.string_input_producer([path], num_epochs=1, shuffle=False))
+    example = tf.io.parse_single_example(value, {
+        "raw": tf.io.FixedLenFeature([], tf.string),
+        "id": tf.io.FixedLenFeature([], tf.int64)})
+    image = tf.reshape(tf.io.decode_png(example["raw"], channels=3), [5, 4, 3])
+    if flip_odd:
         image = tf.cond(tf.equal(example["id"] % 2, 0), lambda: image, lambda: image[::-1])
-        batch = tc.batch([image, example["id"]], 4, allow_smaller_final_batch=True)
+    return tc.batch([image, example["id"]], 4, allow_smaller_final_batch=True)
+
+
+def test_png_decoding_and_conds_run_per_batch_example_by_example(tmp_path, rng):
+    images = rng.integers(0, 256, (9, 5, 4, 3), dtype=np.uint8)
+    with tc.legacy_graph():
+        batch = png_batches(str(tmp_path / "images.tfrecord"), encode_png(images),
+                            flip_odd=True)
         assert "-> batch(4, keep remainder) -> map(per batch, map_fn: " in \
             tc.describe_lowering(batch)
         assert_equal_to_own_lowering(batch, ordered=True, count=9)
@@ -397,19 +404,10 @@ def test_png_decoding_and_conds_run_per_batch_example_by_example(tmp_path, rng):
 
 def test_a_bad_image_in_a_batch_decoded_example_by_example_raises_tensorflows_error(
         tmp_path, rng):
-    path = str(tmp_path / "images.tfrecord")
     pngs = encode_png(rng.integers(0, 256, (9, 5, 4, 3), dtype=np.uint8))
     pngs[6] = b"not a png"
-    write_records(path, [make_example({"raw": png, "id": index})
-                         for index, png in enumerate(pngs)])
     with tc.legacy_graph():
-        _, value = tc.TFRecordReader().read(
-            tc.string_input_producer([path], num_epochs=1, shuffle=False))
-        example = tf.io.parse_single_example(value, {
-            "raw": tf.io.FixedLenFeature([], tf.string),
-            "id": tf.io.FixedLenFeature([], tf.int64)})
-        image = tf.reshape(tf.io.decode_png(example["raw"], channels=3), [5, 4, 3])
-        batch = tc.batch([image, example["id"]], 4, allow_smaller_final_batch=True)
+        batch = png_batches(str(tmp_path / "images.tfrecord"), pngs)
         assert "map(per batch, map_fn: " in tc.describe_lowering(batch)
         dataset = tc.to_tf_data(batch)
     delivered = []
