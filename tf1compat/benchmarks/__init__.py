@@ -5,6 +5,8 @@ pipelines vs tf.data), ``conversion`` (CIFAR-10 converters), ``service``, ``prun
 (atomically, with :func:`~tf1compat.records._files.atomic_output`)."""
 
 import json
+import os
+import platform
 import resource
 import subprocess
 import sys
@@ -16,6 +18,47 @@ def write_text(path, text):
     """Write ``text`` to ``path`` atomically."""
     with atomic_output(path) as temporary, open(temporary, "w") as f:
         f.write(text)
+
+
+def describe_machine():
+    """One line: cores, CPU model, memory, OS, Python and TensorFlow versions."""
+    from importlib import metadata
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f
+                          if line.startswith("model name")), platform.processor())
+    except OSError:
+        model = platform.processor() or platform.machine()
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    versions = []
+    for package in ("tensorflow-cpu", "tensorflow"):
+        try:
+            versions.append(f"TensorFlow {metadata.version(package)}")
+            break
+        except metadata.PackageNotFoundError:
+            continue
+    return (f"{os.cpu_count()} cores ({model}), {memory:.0f} GiB, {platform.system()} "
+            f"{platform.release()}, Python {platform.python_version()}, {', '.join(versions)}")
+
+
+def write_report(suite, quick, out_dir, load, sections, data, also=()):
+    """Print suite ``suite``'s report and write it to ``out_dir`` as ``SUITE.md`` (the
+    command, this machine and the load average ``(before, after)`` of the run, then
+    ``sections``, blank lines between) and ``SUITE.json`` (``data`` with the machine and
+    the load); ``also`` names other files the suite wrote, for the closing line."""
+    machine = describe_machine()
+    command = (f"`scripts/bench --suite {suite}{' --quick' if quick else ''}` on {machine}; "
+               "load average (1 minute, every job on the machine) "
+               f"{load[0]:.1f} before and {load[1]:.1f} after the run.")
+    report = "\n\n".join([command, *sections])
+    print("\n" + report)
+    write_text(os.path.join(out_dir, f"{suite}.md"), report + "\n")
+    write_text(os.path.join(out_dir, f"{suite}.json"), json.dumps(
+        {**data, "machine": machine, "load_average": {"before": load[0], "after": load[1]}},
+        indent=2))
+    written = ", ".join([f"{suite}.md", *also, f"{suite}.json"])
+    print(f"{suite}: wrote {written} to {out_dir}")
 
 
 def vm_hwm_mb(pid="self"):

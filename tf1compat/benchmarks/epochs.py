@@ -19,7 +19,7 @@ import statistics
 import sys
 import time
 
-from tf1compat.benchmarks import peak_rss_mb, run_child, write_text
+from tf1compat.benchmarks import peak_rss_mb, run_child, write_report
 
 EPOCHS = 5
 BATCH_SIZE = 128
@@ -186,8 +186,6 @@ def _target_lines(results):
 
 def run(quick=False, out_dir="bench-results"):
     """Build the data, time every row, print and write the table; returns 0."""
-    from tf1compat.benchmarks.reading import describe_machine
-
     settings = QUICK if quick else FULL
     os.makedirs(out_dir, exist_ok=True)
     data_dir = os.path.join(out_dir, "data", "quick" if quick else f"epochs-{settings['examples']}")
@@ -208,19 +206,10 @@ def run(quick=False, out_dir="bench-results"):
                       f"{measured['seconds']:8.2f} s", flush=True)
     load_after = os.getloadavg()[0]
     summary = summarize(results)
-    machine = (f"`scripts/bench --suite epochs{' --quick' if quick else ''}` on "
-               f"{describe_machine()}; load average (1 minute, every job on the machine) "
-               f"{load_before:.1f} before and {load_after:.1f} after the run.")
-    report = "\n".join([machine, "", format_table(summary, settings), "", "Targets:",
-                        *_target_lines(results)])
-    print("\n" + report)
-    write_text(os.path.join(out_dir, "epochs.md"), report + "\n")
-    write_text(os.path.join(out_dir, "epochs.json"), json.dumps(
-        {"settings": settings, "epochs": EPOCHS, "batch_size": BATCH_SIZE,
-         "machine": describe_machine(), "load_average": {"before": load_before,
-                                                         "after": load_after},
-         "summary": summary, "rounds": results}, indent=2))
-    print(f"epochs: wrote epochs.md, epochs.json to {out_dir}")
+    write_report("epochs", quick, out_dir, (load_before, load_after), [
+        format_table(summary, settings), "\n".join(["Targets:", *_target_lines(results)])],
+        {"settings": settings, "epochs": EPOCHS, "batch_size": BATCH_SIZE, "summary": summary,
+         "rounds": results})
     return 0
 
 

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from tf1compat.benchmarks import bar_chart, program_sources, vm_hwm_mb, write_text
+from tf1compat.benchmarks import bar_chart, program_sources, vm_hwm_mb, write_report, write_text
 
 FULL = {"train_images": 50000, "warmup_steps": 20, "max_steps": 300, "rounds": 3,
         "start_rounds": 5, "check_files": 50}
@@ -265,7 +265,6 @@ def write_chart(results, path):
 def run(quick=False, out_dir="bench-results", rows=None):
     """Prepare, measure ``rows`` (default: all), print and write the tables; returns 1
     when a program failed (the table names how), else 0."""
-    from tf1compat.benchmarks.reading import describe_machine
 
     settings = QUICK if quick else FULL
     rows = rows or [*LOOP_ROWS, *START_ROWS]
@@ -276,23 +275,16 @@ def run(quick=False, out_dir="bench-results", rows=None):
     load_before = os.getloadavg()[0]
     results = measure_rounds(work_dir, settings, rows, lambda line: print(line, flush=True))
     load_after = os.getloadavg()[0]
-    machine = (f"`scripts/bench --suite programs{' --quick' if quick else ''}` on "
-               f"{describe_machine()}; load average (1 minute, every job on the machine) "
-               f"{load_before:.1f} before and {load_after:.1f} after the run.")
     loops = (f"Input loops: {settings['warmup_steps']} warm-up steps, then "
              f"{settings['max_steps']} timed steps of batch {BATCH_SIZE} (each fetches the "
              f"batch and its mean); median of {settings['rounds']} interleaved rounds, each "
              "run in a fresh process. Ratio: per-round steps/s over the TF2 port's.")
     starts = (f"Start-up: median of {settings['start_rounds']} interleaved rounds; "
               "the trivial program is the same file under both.")
-    report = "\n".join([machine, "", loops, "", loop_table(results), "", starts, "",
-                        start_table(results)])
-    print("\n" + report)
-    write_text(os.path.join(out_dir, "programs.md"), report + "\n")
-    write_text(os.path.join(out_dir, "programs.json"), json.dumps(
-        {"settings": settings, "batch_size": BATCH_SIZE, "machine": describe_machine(),
-         "load_average": {"before": load_before, "after": load_after},
-         "commands": commands(work_dir, settings), "rounds": results}, indent=2))
     write_chart(results, os.path.join(out_dir, "programs.png"))
-    print(f"programs: wrote programs.md, programs.png, programs.json to {out_dir}")
+    write_report("programs", quick, out_dir, (load_before, load_after),
+                 [loops, loop_table(results), starts, start_table(results)],
+                 {"settings": settings, "batch_size": BATCH_SIZE,
+                  "commands": commands(work_dir, settings), "rounds": results},
+                 also=["programs.png"])
     return 1 if any("error" in r for rounds in results.values() for r in rounds) else 0

@@ -19,15 +19,14 @@ table shows median examples/s and the medians of the per-round ratios with their
 spread. Writes ``pruning.md`` and ``pruning.json`` to ``out_dir``.
 """
 
-import json
 import os
 import statistics
 import time
 
 import numpy as np
 
-from tf1compat.benchmarks import write_text
-from tf1compat.benchmarks.reading import BATCH_SIZE, _synthetic_images, describe_machine
+from tf1compat.benchmarks import write_report
+from tf1compat.benchmarks.reading import BATCH_SIZE, _synthetic_images
 
 FULL = {"examples": 20_000, "rounds": 5}
 QUICK = {"examples": 300, "rounds": 1}
@@ -224,18 +223,10 @@ def run(quick=False, out_dir="bench-results"):
     results = measure(path, settings["rounds"], lambda line: print(line, flush=True))
     load_after = os.getloadavg()[0]
     table, ratios = _table(results)
-    machine = (f"`scripts/bench --suite pruning{' --quick' if quick else ''}` on "
-               f"{describe_machine()}; load average (1 minute, every job on the machine) "
-               f"{load_before:.1f} before and {load_after:.1f} after the run; "
-               f"{settings['examples']:,} examples, batch {BATCH_SIZE}, "
-               f"{settings['rounds']} rounds; issue 23's target: the lowered slim program "
-               f">= {TARGET}x the hand-written port.")
-    report = "\n".join([machine, "", table])
-    print("\n" + report)
-    write_text(os.path.join(out_dir, "pruning.md"), report + "\n")
-    write_text(os.path.join(out_dir, "pruning.json"), json.dumps(
-        {"settings": settings, "batch_size": BATCH_SIZE, "machine": describe_machine(),
-         "load_average": {"before": load_before, "after": load_after},
-         "rounds": results, "ratios": ratios}, indent=2))
-    print(f"pruning: wrote pruning.md, pruning.json to {out_dir}")
+    settings_line = (f"{settings['examples']:,} examples, batch {BATCH_SIZE}, "
+                     f"{settings['rounds']} rounds; issue 23's target: the lowered slim "
+                     f"program >= {TARGET}x the hand-written port.")
+    write_report("pruning", quick, out_dir, (load_before, load_after), [settings_line, table],
+                 {"settings": settings, "batch_size": BATCH_SIZE, "rounds": results,
+                  "ratios": ratios})
     return 0

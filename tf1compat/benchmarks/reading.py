@@ -15,13 +15,12 @@ baseline row). Writes ``reading.md``,
 
 import json
 import os
-import platform
 import statistics
 import sys
 
 import numpy as np
 
-from tf1compat.benchmarks import bar_chart, run_child, write_text
+from tf1compat.benchmarks import bar_chart, run_child, write_report, write_text
 
 BATCH_SIZE = 128
 FULL = {"examples": 50_000, "rounds": 5, "shuffle_buffer": 1024, "one_process": False}
@@ -174,28 +173,6 @@ def _target_lines(results):
 
 # ---------------------------------------------------------------- output
 
-def describe_machine():
-    """One line: cores, CPU model, memory, OS, Python and TensorFlow versions."""
-    from importlib import metadata
-
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f
-                          if line.startswith("model name")), platform.processor())
-    except OSError:
-        model = platform.processor() or platform.machine()
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    versions = []
-    for package in ("tensorflow-cpu", "tensorflow"):
-        try:
-            versions.append(f"TensorFlow {metadata.version(package)}")
-            break
-        except metadata.PackageNotFoundError:
-            continue
-    return (f"{os.cpu_count()} cores ({model}), {memory:.0f} GiB, {platform.system()} "
-            f"{platform.release()}, Python {platform.python_version()}, {', '.join(versions)}")
-
-
 def format_table(summary, baseline_mb, settings):
     """The markdown table (examples/s, ratios, start-up, peak memory)."""
     lines = [
@@ -241,19 +218,11 @@ def run(quick=False, out_dir="bench-results"):
     load_after = os.getloadavg()[0]
     summary = summarize(results)
     table = format_table(summary, baseline["peak_rss_mb"], settings)
-    machine = (f"`scripts/bench --suite reading{' --quick' if quick else ''}` on "
-               f"{describe_machine()}; load average (1 minute, every job on the machine) "
-               f"{load_before:.1f} before and {load_after:.1f} after the run.")
-    report = "\n".join([machine, "", table, "", "Targets (raw records, not shuffled):",
-                        *_target_lines(results)])
-    print("\n" + report)
-    write_text(os.path.join(out_dir, "reading.md"), report + "\n")
-    write_text(os.path.join(out_dir, "reading.json"), json.dumps(
-        {"settings": settings, "batch_size": BATCH_SIZE, "machine": describe_machine(),
-         "load_average": {"before": load_before, "after": load_after}, "summary": summary,
-         "rounds": results, "baseline": baseline}, indent=2))
     write_chart(summary, os.path.join(out_dir, "reading.png"))
-    print(f"reading: wrote reading.md, reading.png, reading.json to {out_dir}")
+    write_report("reading", quick, out_dir, (load_before, load_after), [
+        table, "\n".join(["Targets (raw records, not shuffled):", *_target_lines(results)])],
+        {"settings": settings, "batch_size": BATCH_SIZE, "summary": summary, "rounds": results,
+         "baseline": baseline}, also=["reading.png"])
     return 0
 
 

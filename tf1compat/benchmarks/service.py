@@ -25,12 +25,11 @@ import sys
 import threading
 import time
 
-from tf1compat.benchmarks import run_child, write_text
+from tf1compat.benchmarks import run_child, write_report, write_text
 from tf1compat.benchmarks.reading import (
     BATCH_SIZE,
     _synthetic_images,
     _write_split,
-    describe_machine,
 )
 
 SHARDS = 8
@@ -165,18 +164,9 @@ def run(quick=False, out_dir="bench-results"):
                       f"{results[row][-1]['examples_per_s']:10,.0f} ex/s", flush=True)
     load_after = os.getloadavg()[0]
     table, medians = _table(results, settings)
-    machine = (f"`scripts/bench --suite service{' --quick' if quick else ''}` on "
-               f"{describe_machine()}; load average (1 minute, every job on the machine) "
-               f"{load_before:.1f} before and {load_after:.1f} after the run.")
-    report = "\n".join([machine, "", table])
-    print("\n" + report)
-    write_text(os.path.join(out_dir, "service.md"), report + "\n")
-    write_text(os.path.join(out_dir, "service.json"), json.dumps(
-        {"settings": settings, "shards": SHARDS, "batch_size": BATCH_SIZE,
-         "machine": describe_machine(), "load_average": {"before": load_before,
-                                                         "after": load_after},
-         "medians": medians, "rounds": results}, indent=2))
-    print(f"service: wrote service.md, service.json to {out_dir}")
+    write_report("service", quick, out_dir, (load_before, load_after), [table],
+                 {"settings": settings, "shards": SHARDS, "batch_size": BATCH_SIZE,
+                  "medians": medians, "rounds": results})
     return 0
 
 
