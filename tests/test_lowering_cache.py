@@ -291,6 +291,24 @@ def test_a_cut_inside_a_tf1_cond_is_not_cached_and_said(image_files):
 
 # ------------------------------------------------------------ not cached
 
+def test_a_corrupt_record_fails_the_fill_before_the_first_batch(image_files):
+    paths, _ = image_files
+    data = bytearray(open(paths[1], "rb").read())
+    data[200] ^= 0xFF     # inside the second file's second record: id 8
+    with open(paths[1], "wb") as f:
+        f.write(bytes(data))
+    with tc.legacy_graph():
+        cached, uncached = with_and_without(classic(paths))
+    for dataset, delivered in ((cached, 0), (uncached, 8)):
+        ids = []
+        with pytest.raises(tf.errors.DataLossError, match="corrupted record at "):
+            for batch in dataset:
+                ids.extend(batch["id"].numpy().tolist())
+        # The fill reads every file before the first batch; uncached, the batches
+        # before the one holding id 8 come first, as on queues.
+        assert ids == list(range(delivered))
+
+
 def test_single_epoch_is_not_cached(image_files):
     with tc.legacy_graph():
         batch = classic(image_files[0], num_epochs=1)
