@@ -37,7 +37,7 @@ def test_quick_epochs_bench_times_every_row_over_five_epochs(tmp_path, capsys):
     assert "load average" in table and "Targets:" in table
     results = json.loads((tmp_path / "epochs.json").read_text())
     rows = [row for row, _, _ in epochs._rows()]
-    assert len(rows) == 12 and set(results["summary"]) == set(rows)
+    assert len(rows) == 20 and set(results["summary"]) == set(rows)
     for row in rows:
         assert f"| {row} |" in table
         # every row delivers every example of every epoch

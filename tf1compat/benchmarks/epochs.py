@@ -1,5 +1,5 @@
 """``tf1compat bench --suite epochs``: five epochs of CIFAR-shaped records, with the
-lowering's in-memory cache against hand-written tf.data.
+in-memory caches of the lowering and the fast paths against hand-written tf.data.
 
 The records are :mod:`.reading`'s (raw bytes and PNG, built once under
 ``out_dir/data``). Each row reads them for 5 epochs at batch 128, files in order,
@@ -7,7 +7,9 @@ and is timed from building the pipeline to its last batch (the cache is filled i
 that time), in a fresh subprocess per row and round, rounds interleaved. Rows: the
 classic queue pipeline (read, ``parse_single_example``, decode, ``tf.train.batch``)
 and slim's ``DatasetDataProvider`` pipeline, each lowered with ``to_tf_data`` (with
-the cache, as by default, and without it), and the hand-written tf.data
+the cache, as by default, and without it), the same two as fast paths
+(``build_example_batches`` and slim's ``BatchedDatasetDataProvider``, with their
+cache and without it), and the hand-written tf.data
 batch-then-parse of TensorFlow's guides, without a cache and with ``.cache()``
 added by hand. Ratio: the reference's time over the row's, per round, then the
 median (and the rounds' range). Writes ``epochs.md`` and ``epochs.json``.
@@ -37,6 +39,14 @@ TARGETS = [
     ("slim, lowered", CACHED_REFERENCE, 1.0),
     ("PNG: classic TF1, lowered", f"PNG: {CACHED_REFERENCE}", 1.0),
     ("PNG: slim, lowered", f"PNG: {CACHED_REFERENCE}", 1.0),
+    ("fast path", REFERENCE, 2.0),
+    ("slim fast path", REFERENCE, 2.0),
+    ("PNG: fast path", f"PNG: {REFERENCE}", 4.0),
+    ("PNG: slim fast path", f"PNG: {REFERENCE}", 4.0),
+    ("fast path", CACHED_REFERENCE, 1.0),
+    ("slim fast path", CACHED_REFERENCE, 1.0),
+    ("PNG: fast path", f"PNG: {CACHED_REFERENCE}", 1.0),
+    ("PNG: slim fast path", f"PNG: {CACHED_REFERENCE}", 1.0),
 ]
 
 
@@ -68,22 +78,52 @@ def _slim(path, png, cache):
     return tc.to_tf_data(batch, cache=cache)
 
 
+def _fast_path(path, png, cache):
+    import tf1compat as tc
+    from tf1compat.benchmarks.reading_variants import FEATURES
+    from tf1compat.pipeline import fastpath
+
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([path], num_epochs=EPOCHS, shuffle=False)
+        batch = fastpath.build_example_batches(
+            queue, FEATURES, BATCH_SIZE, decode=lambda parsed: _decode_batch(parsed, png),
+            num_threads=2, allow_smaller_final_batch=True, cache=cache)
+    return tc.SessionIterator(batch)
+
+
+def _slim_fast_path(path, png, cache):
+    import tf1compat as tc
+    from tf1compat.benchmarks.reading_variants import _slim_dataset
+    from tf1compat.slim import BatchedDatasetDataProvider
+
+    with tc.legacy_graph():
+        provider = BatchedDatasetDataProvider(
+            _slim_dataset(path), BATCH_SIZE, shuffle=False, num_epochs=EPOCHS, num_threads=2,
+            allow_smaller_final_batch=True, cache=cache)
+        image, label = provider.get(["image", "label"])
+    return tc.SessionIterator({"image": image, "label": label})
+
+
+def _decode_batch(parsed, png):
+    """A batch of parsed records' images decoded (PNG one by one in a map_fn)."""
+    from tf1compat._tf import tf
+    from tf1compat.benchmarks.reading_variants import IMAGE_SHAPE
+
+    if png:
+        images = tf.map_fn(lambda data: tf.io.decode_png(data, channels=3),
+                           parsed["image/encoded"], fn_output_signature=tf.uint8)
+    else:
+        images = tf.io.decode_raw(parsed["image/encoded"], tf.uint8)
+    return {"image": tf.reshape(images, [-1, *IMAGE_SHAPE]), "label": parsed["image/class/label"]}
+
+
 def _batch_then_parse(path, png, cache):
     from tf1compat._tf import tf
-    from tf1compat.benchmarks.reading_variants import FEATURES, IMAGE_SHAPE
-
-    def decode(serialized):
-        parsed = tf.io.parse_example(serialized, FEATURES)
-        if png:
-            images = tf.map_fn(lambda data: tf.io.decode_png(data, channels=3),
-                               parsed["image/encoded"], fn_output_signature=tf.uint8)
-        else:
-            images = tf.io.decode_raw(parsed["image/encoded"], tf.uint8)
-        return {"image": tf.reshape(images, [-1, *IMAGE_SHAPE]),
-                "label": parsed["image/class/label"]}
+    from tf1compat.benchmarks.reading_variants import FEATURES
 
     batches = tf.data.TFRecordDataset([path]).batch(BATCH_SIZE).map(
-        decode, num_parallel_calls=tf.data.AUTOTUNE)
+        lambda serialized: _decode_batch(tf.io.parse_example(serialized, FEATURES), png),
+        num_parallel_calls=tf.data.AUTOTUNE)
     if cache:
         batches = batches.cache()
     return batches.repeat(EPOCHS).prefetch(tf.data.AUTOTUNE)
@@ -95,6 +135,10 @@ ROWS = {
     "classic TF1, lowered, no cache": (_classic, False),
     "slim, lowered": (_slim, None),
     "slim, lowered, no cache": (_slim, False),
+    "fast path": (_fast_path, None),
+    "fast path, no cache": (_fast_path, False),
+    "slim fast path": (_slim_fast_path, None),
+    "slim fast path, no cache": (_slim_fast_path, False),
     REFERENCE: (_batch_then_parse, False),
     CACHED_REFERENCE: (_batch_then_parse, True),
 }
@@ -105,7 +149,8 @@ def _load_modules():
     has them loaded (the first import takes seconds, which no row should count)."""
     import tf1compat.benchmarks.reading_variants  # noqa: F401
     from tf1compat._tf import tf
-    from tf1compat.slim import dataset_data_provider  # noqa: F401
+    from tf1compat.pipeline import fastpath  # noqa: F401
+    from tf1compat.slim import BatchedDatasetDataProvider, dataset_data_provider  # noqa: F401
 
     tf.constant(0).numpy()
 

@@ -45,13 +45,16 @@ def _row_bytes(columns):
 
 
 def _traced(function, chunk_spec):
-    """``(output spec, types of the ops that may vary)`` of ``function`` traced for
-    ``chunk_spec`` (in a function graph: the caller's graph gets no op)."""
-    concrete = tf.function(function, autograph=False).get_concrete_function(chunk_spec)
-    graph = concrete.graph
+    """``(function as a tf.function, its output spec, types of its ops that may vary)``,
+    ``function`` traced once for ``chunk_spec`` (in a function graph: the caller's
+    graph gets no op); the fill and the reading above the budget call that trace."""
+    function = tf.function(function, autograph=False)
+    graph = function.get_concrete_function(chunk_spec).graph
     varying = sorted({op.type for op in varying_ops(graph.get_operations(),
                                                     graph.as_graph_def())})
-    return concrete.structured_outputs, varying
+    output_spec = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype),
+                                        graph.structured_outputs)
+    return function, output_spec, varying
 
 
 def _estimate(reading, files, specs):
@@ -198,7 +201,7 @@ def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec
                       "string_input_producer of a list of files)")
     if num_epochs == 1:
         return None, "the files are read once (1 epoch)"
-    output_spec, varying = _traced(parse_chunk, chunk_spec)
+    parse_chunk, output_spec, varying = _traced(parse_chunk, chunk_spec)
     if varying:
         return None, (f"the parse may give other values every epoch (stateful "
                       f"{', '.join(varying)})")
