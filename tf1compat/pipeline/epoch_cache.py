@@ -16,13 +16,15 @@ other values on another call (random ops, ``py_func``), and rows estimated above
 budget before reading (rows: the files' sizes over the size of the first file's
 first records; a row: its fixed-size values, and a record per string). While
 filling, the bytes held are counted; above the budget the rows are dropped and
-each file is read and parsed every epoch (the same rows).
+each file is read and parsed every epoch (the same rows). A damaged record fails
+the fill, before the first batch.
 """
 
 import itertools
 import os
 
 from tf1compat._tf import tf
+from tf1compat.errors import CorruptRecordError
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model.varying import varying_ops
 
@@ -206,7 +208,10 @@ def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec
         return None, (f"the parse may give other values every epoch (stateful "
                       f"{', '.join(varying)})")
     cache = EpochCache(files, file_chunks, parse_chunk, chunk_size, budget, output_spec)
-    cache.estimate = _estimate(reading, files, tf.nest.flatten(output_spec))
+    try:
+        cache.estimate = _estimate(reading, files, tf.nest.flatten(output_spec))
+    except (CorruptRecordError, OSError) as e:   # the fast path raises it when it runs
+        return None, f"its size cannot be estimated ({e})"
     if cache.estimate > budget:
         return None, (f"about {size_text(cache.estimate)} to keep, above the "
                       f"{size_text(budget)} budget")
