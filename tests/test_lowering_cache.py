@@ -246,6 +246,36 @@ def test_the_budget_counts_the_narrow_values(image_files):
     assert_same_batches(*map(batches, datasets))
 
 
+@pytest.mark.parametrize("batching", ["batch", "shuffle_batch"])
+def test_files_of_several_chunks_same_batches(tmp_path, batching):
+    """Files of 300 and 700 records are kept in chunks of 256 rows (the last one of
+    each file short): batches across chunks and files are the uncached ones."""
+    paths = []
+    for index, count in enumerate((300, 700)):
+        path = str(tmp_path / f"rows-{index}.tfrecord")
+        first = index * 300
+        write_records(path, [make_example({"id": first + i, "image": bytes(
+            [(first + i) % 256] * int(np.prod(SHAPE)))}) for i in range(count)])
+        paths.append(path)
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=2, shuffle=True, seed=2)
+        example = decoded(tc.TFRecordReader().read(queue)[1])
+        if batching == "batch":
+            batch = tc.batch(example, 100, allow_smaller_final_batch=True)
+        else:
+            batch = tc.shuffle_batch(example, 100, capacity=300, min_after_dequeue=150,
+                                     seed=4, allow_smaller_final_batch=True)
+        lowering = lower(batch)
+        datasets = with_and_without(batch)
+    *_, counts, complete = lowering.cached.cache.filled().get_single_element()
+    assert complete and counts.numpy().tolist() == [2, 3]   # chunks per file
+    got, expected = map(batches, datasets)
+    assert_same_batches(got, expected)
+    ids = [int(i) for b in got for i in b["id"]]
+    assert collections.Counter(ids) == {i: 2 for i in range(1000)}
+    assert all((example["image"] == example["id"] % 256).all() for example in examples(got))
+
+
 @pytest.mark.usefixtures("control_flow_v1")
 def test_slim_decoder_under_tf1_conds_then_a_random_crop_same_batches(tmp_path, image_files):
     # A TF1 cond adds the Switch feeding a branch after the op using it: the cut

@@ -163,14 +163,14 @@ def _row_bytes(columns):
 
 class FileCache:
     """The cached rows of every file: ``fill`` is the chain (from an :class:`Element`
-    file name) giving a file's rows in batches of 256; ``specs`` the rows' components;
+    file name) giving a file's rows in chunks of 256; ``specs`` the rows' components;
     ``estimate`` the bytes expected before reading. ``state`` holds :meth:`filled`'s
     values while :class:`CachedPipeline` builds the plan over them."""
 
     def __init__(self, files, fill, specs, budget, estimate):
         self.files, self.fill, self.specs = files, fill, specs
         self.budget, self.estimate = budget, estimate
-        self.state = None   # (columns, starts, lengths, complete) while a dataset is built
+        self.state = None   # (chunks, first chunks, chunk counts, complete) while built
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
@@ -183,9 +183,16 @@ class FileCache:
         return (*(tf.zeros([1, *spec.shape], spec.dtype) for spec in self.specs),
                 tf.constant(index, tf.int64), tf.constant(1, tf.int64))
 
+    def _arrays(self):
+        """Empty TensorArrays: a chunk per entry of each component, then their files."""
+        return (tuple(tf.TensorArray(spec.dtype, 0, dynamic_size=True, infer_shape=False,
+                                     element_shape=[None, *spec.shape]) for spec in self.specs),
+                tf.TensorArray(tf.int64, 0, dynamic_size=True))
+
     def filled(self):
-        """One element: the stacked columns (empty when over the budget), each file's
-        first row and number of rows, and whether all files fit the budget."""
+        """One element: each component's chunks as read (a TensorArray, empty when over
+        the budget: chunks are kept as the fill made them, never copied together), each
+        file's first chunk and number of chunks, and whether all files fit the budget."""
         files, fill, budget, size = tf.constant(self.files), self.fill, self.budget, len(self.files)
 
         @tf.autograph.experimental.do_not_convert
@@ -205,43 +212,38 @@ class FileCache:
             return chunk[-1]
 
         @tf.autograph.experimental.do_not_convert
-        def without_flag(*chunk):
-            return chunk[:-1]
-
-        @tf.autograph.experimental.do_not_convert
-        def finish(*stacked):
-            # Chunks are padded to the longest; only a file's last chunk is short, so a
-            # file's rows are contiguous once the chunks are laid end to end.
-            *columns, index, rows = stacked
-            complete = tf.reduce_any(tf.equal(index, -1))
-            ids = tf.where(index >= 0, index, size)
-            lengths = tf.math.unsorted_segment_sum(rows, ids, size + 1)[:size]
-            first = tf.math.unsorted_segment_min(tf.range(tf.size(index, tf.int64)), ids,
-                                                 size + 1)[:size]
-            starts = tf.minimum(first, tf.size(index, tf.int64)) * tf.shape(
-                columns[0], tf.int64)[1]
-            flat = [tf.reshape(c, tf.concat([[-1], tf.shape(c)[2:]], 0)) for c in columns]
-            # Over the budget: keep nothing (the rows read so far are freed here).
-            flat = [tf.cond(complete, lambda c=c: c, lambda c=c: c[:0]) for c in flat]
-            return (*flat, starts, lengths, complete)
+        def keep(arrays, chunk):
+            columns, files_of_chunks = arrays
+            *values, index, _, _ = chunk
+            columns = tuple(array.write(array.size(), value)
+                            for array, value in zip(columns, values, strict=True))
+            return columns, files_of_chunks.write(files_of_chunks.size(), index)
 
         chunks = tf.data.Dataset.from_tensor_slices(
             (tf.range(size, dtype=tf.int64), files)).flat_map(file_chunks)
         kept = (chunks.concatenate(tf.data.Dataset.from_tensors(self._marker(-1)))
-                .scan(tf.constant(0, tf.int64), count)
-                .take_while(within_budget).map(without_flag))
-        # All chunks in one batch: no more than the budget's worth, the markers and a
-        # short chunk per file.
-        row_bytes = sum(spec.shape.num_elements() * (
-            _STRING_BYTES if spec.dtype == tf.string else spec.dtype.size) for spec in self.specs)
-        most = budget // (_FILL_CHUNK * max(row_bytes, 1)) + size + 3
-        return (kept.concatenate(tf.data.Dataset.from_tensors(self._marker(-2)))
-                .padded_batch(most).map(finish))
+                .scan(tf.constant(0, tf.int64), count).take_while(within_budget))
+
+        @tf.autograph.experimental.do_not_convert
+        def gathered(_):
+            columns, files_of_chunks = kept.reduce(self._arrays(), keep)
+            index = files_of_chunks.stack()
+            complete = tf.reduce_any(tf.equal(index, -1))
+            ids = tf.where(index >= 0, index, size)
+            counts = tf.math.unsorted_segment_sum(tf.ones_like(index), ids, size + 1)[:size]
+            first = tf.math.unsorted_segment_min(tf.range(tf.size(index, tf.int64)), ids,
+                                                 size + 1)[:size]
+            # Over the budget: keep nothing (the chunks read so far are freed here).
+            empty = self._arrays()[0]
+            columns = [tf.cond(complete, lambda c=c: c, lambda e=e: e)
+                       for c, e in zip(columns, empty, strict=True)]
+            return (*columns, first, counts, complete)
+        return tf.data.Dataset.range(1).map(gathered)
 
 
 class CachedRead(Step):
     """Each upstream file name's rows from the :class:`FileCache`; with
-    ``whole_files``, each file's row numbers as one element, for :class:`Rebatch`."""
+    ``whole_files``, in the chunks they were kept in, for :class:`Rebatch`."""
 
     def __init__(self, upstream, cache):
         self.upstream, self.cache, self.whole_files = upstream, cache, False
@@ -251,7 +253,11 @@ class CachedRead(Step):
 
     def apply(self, dataset):
         files, whole_files = tf.constant(self.cache.files), self.whole_files
-        columns, starts, lengths, _ = self.cache.state
+        columns, first, counts, _ = self.cache.state
+
+        @tf.autograph.experimental.do_not_convert
+        def chunk(position):
+            return tuple(column.read(tf.cast(position, tf.int32)) for column in columns)
 
         @tf.autograph.experimental.do_not_convert
         def per_file(filename):
@@ -262,33 +268,24 @@ class CachedRead(Step):
                 "lowered); turn the cache off (cache=False, --no-cache)")
             with tf.control_dependencies([found]):
                 index = tf.argmax(tf.cast(matches, tf.int32))
-            start, length = starts[index], lengths[index]
-            if whole_files:
-                return tf.data.Dataset.from_tensors(tf.range(start, start + length))
-            return tf.data.Dataset.from_tensor_slices(
-                tuple(column[start:start + length] for column in columns))
+            chunks = tf.data.Dataset.range(first[index], first[index] + counts[index]).map(chunk)
+            return chunks if whole_files else chunks.unbatch()
         return dataset.flat_map(per_file)
 
 
 class Rebatch(Step):
     """A :class:`~tf1compat.migrate.lowering.plan.Batch` straight after a
-    :class:`CachedRead`: the same batches, cut from the files' row numbers and
-    gathered, without going through single elements."""
+    :class:`CachedRead`: the same batches, cut from the kept chunks without going
+    through single elements."""
 
-    def __init__(self, upstream, batch, cache):
-        self.upstream, self.batch, self.cache = upstream, batch, cache
+    def __init__(self, upstream, batch):
+        self.upstream, self.batch = upstream, batch
 
     def text(self):
         return self.batch.text()
 
     def apply(self, dataset):
-        columns = self.cache.state[0]
-
-        @tf.autograph.experimental.do_not_convert
-        def gather(rows):
-            return tuple(tf.gather(column, rows) for column in columns)
-        return dataset.rebatch(self.batch.batch_size,
-                               drop_remainder=self.batch.drop_remainder).map(gather)
+        return dataset.rebatch(self.batch.batch_size, drop_remainder=self.batch.drop_remainder)
 
 
 class CachedPipeline(Step):
@@ -307,8 +304,8 @@ class CachedPipeline(Step):
 
         @tf.autograph.experimental.do_not_convert
         def epochs(*state):
-            *columns, starts, lengths, complete = state
-            cache.state = (columns, starts, lengths, complete)
+            *columns, first, counts, complete = state
+            cache.state = (columns, first, counts, complete)
             try:
                 cached = inner.build()
             finally:
@@ -483,5 +480,5 @@ def plan_cache(plan, graph_def, budget):
         batch = chain[chain.index(cached_read) + 1]
         if isinstance(batch, Batch) and not batch.padded:
             cached_read.whole_files = True
-            plan = _substitute(plan, batch, Rebatch(cached_read, batch, cache), chain, None)
+            plan = _substitute(plan, batch, Rebatch(cached_read, batch), chain, None)
     return CachedPipeline(vectorize(plan, graph_def), cache), None
