@@ -1,13 +1,17 @@
 """The in-memory caches' budget: how many bytes the lowering's cache
 (:mod:`tf1compat.migrate.lowering.caching`) and the fast paths' cache
 (:mod:`tf1compat.pipeline.epoch_cache`) may hold, from the ``cache`` argument or the
-``TF1COMPAT_CACHE_BUDGET`` variable."""
+``TF1COMPAT_CACHE_BUDGET`` variable, and how the bytes they hold are counted."""
 
 import os
 
+from tf1compat._tf import tf
 from tf1compat.errors import PipelineConfigError
 
-__all__ = ["BUDGET_VARIABLE", "cache_budget", "default_budget", "size_text"]
+__all__ = ["BUDGET_VARIABLE", "STRING_BYTES", "cache_budget", "default_budget", "row_bytes",
+           "size_text"]
+
+STRING_BYTES = 24                # what TensorFlow holds per string besides its characters
 
 BUDGET_VARIABLE = "TF1COMPAT_CACHE_BUDGET"
 _DEFAULT_CAP = 4 * 2 ** 30       # the default budget: a quarter of available memory, at most this
@@ -69,3 +73,14 @@ def size_text(size):
     if size >= 2 ** 20:
         return f"{size / 2 ** 20:,.0f} MB"
     return f"{size / 2 ** 10:,.0f} kB" if size >= 2 ** 10 else f"{size} bytes"
+
+
+def row_bytes(columns):
+    """Bytes held by a batch of rows (a list of tensors, one per column)."""
+    total = tf.constant(0, tf.int64)
+    for column in columns:
+        if column.dtype == tf.string:
+            total += tf.reduce_sum(tf.cast(tf.strings.length(column), tf.int64) + STRING_BYTES)
+        else:
+            total += tf.size(column, tf.int64) * column.dtype.size
+    return total

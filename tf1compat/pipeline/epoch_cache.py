@@ -25,25 +25,13 @@ import os
 
 from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, row_bytes, size_text
 from tf1compat.pipeline.graph_model.varying import varying_ops
 
 __all__ = ["EpochCache", "plan_epoch_cache"]
 
 _SAMPLE = 256          # records of the first file whose sizes give the estimate
-_STRING_BYTES = 24     # what TensorFlow holds per string besides its characters
 _ALL = 2 ** 62         # "every row" as a batch size (tf.data reserves at most 65,536)
-
-
-def _row_bytes(columns):
-    """Bytes held by a batch of rows."""
-    total = tf.constant(0, tf.int64)
-    for column in columns:
-        if column.dtype == tf.string:
-            total += tf.reduce_sum(tf.cast(tf.strings.length(column), tf.int64) + _STRING_BYTES)
-        else:
-            total += tf.size(column, tf.int64) * column.dtype.size
-    return total
 
 
 def _traced(function, chunk_spec):
@@ -69,7 +57,7 @@ def _estimate(reading, files, specs):
         return 0
     mean = max(sum(sizes) / len(sizes), 1)
     row = sum(spec.shape[1:].num_elements() * (
-        mean + _STRING_BYTES if spec.dtype == tf.string else spec.dtype.size) for spec in specs)
+        mean + STRING_BYTES if spec.dtype == tf.string else spec.dtype.size) for spec in specs)
     total = sum(tf.io.gfile.stat(os.fsdecode(name)).length for name in files)
     return int(total / mean * row)
 
@@ -115,7 +103,7 @@ class EpochCache:
 
         @tf.autograph.experimental.do_not_convert
         def count(total, chunk):
-            total += _row_bytes(chunk[:-1])
+            total += row_bytes(chunk[:-1])
             return total, (*chunk, total <= budget)
 
         @tf.autograph.experimental.do_not_convert

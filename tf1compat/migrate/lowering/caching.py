@@ -39,14 +39,13 @@ from tf1compat.migrate.lowering.plan import (
     Step,
     Values,
 )
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, row_bytes, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
 
 __all__ = ["CachedPipeline", "CachedRead", "FileCache", "Rebatch", "plan_cache"]
 
 _FILL_CHUNK = 256                # records read and mapped together while filling
-_STRING_BYTES = 24               # what TensorFlow holds per string besides its characters
 
 
 # ------------------------------------------------------------ splitting the map
@@ -150,17 +149,6 @@ def _inside_tf1_cond(order):
 
 # ------------------------------------------------------------ the cache
 
-def _row_bytes(columns):
-    """Bytes held by a batch of rows."""
-    total = tf.constant(0, tf.int64)
-    for column in columns:
-        if column.dtype == tf.string:
-            total += tf.reduce_sum(tf.cast(tf.strings.length(column), tf.int64) + _STRING_BYTES)
-        else:
-            total += tf.size(column, tf.int64) * column.dtype.size
-    return total
-
-
 class FileCache:
     """The cached rows of every file: ``fill`` is the chain (from an :class:`Element`
     file name) giving a file's rows in chunks of 256; ``specs`` the rows' components;
@@ -204,7 +192,7 @@ class FileCache:
 
         @tf.autograph.experimental.do_not_convert
         def count(total, chunk):
-            total += _row_bytes(chunk[:-2])
+            total += row_bytes(chunk[:-2])
             return total, (*chunk, total <= budget)
 
         @tf.autograph.experimental.do_not_convert
@@ -429,7 +417,7 @@ def _estimate(specs, reading, files):
         if records:
             mean = size / records
             row = sum(spec.shape.num_elements() * (
-                mean + _STRING_BYTES if spec.dtype == tf.string else spec.dtype.size)
+                mean + STRING_BYTES if spec.dtype == tf.string else spec.dtype.size)
                 for spec in specs)
             return int(total / max(mean, 1) * row)
     return 0
