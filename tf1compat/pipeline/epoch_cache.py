@@ -4,11 +4,11 @@ A fast path (:mod:`tf1compat.pipeline.fastpath`) over a producer that hands out 
 files for more than one epoch reads, parses and decodes every record again each
 epoch. When the parse (with ``decode``) is deterministic and the rows fit the
 budget, :class:`EpochCache` does that work once: before the first batch every
-file is read and parsed in chunks, as the fast path parses them, into one stacked
-tensor per column (the rows, in file order); each epoch then takes the file names
-from the producer's queue as before (its per-epoch shuffle included) and serves
-each file's rows in the same chunks, so shuffle buffers, batches and their order
-are those of the uncached fast path.
+file is read and parsed in chunks, as the fast path parses them, and the parsed
+chunks are kept as they are (a TensorArray per column, never copied together); each
+epoch then takes the file names from the producer's queue as before (its per-epoch
+shuffle included) and serves each file's kept chunks, so shuffle buffers, batches
+and their order are those of the uncached fast path.
 
 Not cached: a producer that hands out its files once, a queue not made by
 ``string_input_producer`` over a list of files, a parse with ops that may give
@@ -31,7 +31,6 @@ from tf1compat.pipeline.graph_model.varying import varying_ops
 __all__ = ["EpochCache", "plan_epoch_cache"]
 
 _SAMPLE = 256          # records of the first file whose sizes give the estimate
-_ALL = 2 ** 62         # "every row" as a batch size (tf.data reserves at most 65,536)
 
 
 def _traced(function, chunk_spec):
@@ -63,14 +62,13 @@ def _estimate(reading, files, specs):
 
 
 class EpochCache:
-    """The rows of ``files`` parsed by ``parse_chunk`` from chunks of ``chunk_size``
-    records (``file_chunks(name)`` gives a file's chunks; ``output_spec`` is what
-    ``parse_chunk`` gives), held within ``budget`` bytes; ``estimate`` is what they
-    were expected to hold."""
+    """The rows of ``files`` parsed by ``parse_chunk`` from the chunks of records
+    ``file_chunks(name)`` gives (``output_spec`` is what ``parse_chunk`` gives), held
+    within ``budget`` bytes; ``estimate`` is what they were expected to hold."""
 
-    def __init__(self, files, file_chunks, parse_chunk, chunk_size, budget, output_spec):
+    def __init__(self, files, file_chunks, parse_chunk, budget, output_spec):
         self.files, self.file_chunks, self.parse_chunk = files, file_chunks, parse_chunk
-        self.chunk_size, self.budget, self.output_spec = chunk_size, budget, output_spec
+        self.budget, self.output_spec = budget, output_spec
         self.estimate = 0
 
     def text(self):
@@ -88,9 +86,17 @@ class EpochCache:
         return self.file_chunks(filename).map(flat, num_parallel_calls=threads,
                                               deterministic=True)
 
+    def _arrays(self):
+        """Empty TensorArrays: a chunk per entry of each column, then their files."""
+        return (tuple(tf.TensorArray(spec.dtype, 0, dynamic_size=True, infer_shape=False,
+                                     element_shape=spec.shape)
+                      for spec in tf.nest.flatten(self.output_spec)),
+                tf.TensorArray(tf.int64, 0, dynamic_size=True))
+
     def filled(self, threads):
-        """One element: the rows of all files stacked per column (none when they did not
-        fit), each file's first row and number of rows, and whether they fit."""
+        """One element: each column's chunks as parsed (a TensorArray, empty when they
+        did not fit: chunks are kept as they are, never copied together), each file's
+        first chunk and number of chunks, and whether they fit."""
         budget, size = self.budget, len(self.files)
         files = tf.constant(self.files)
 
@@ -98,7 +104,7 @@ class EpochCache:
         def numbered(index, filename):
             @tf.autograph.experimental.do_not_convert
             def with_file(*columns):
-                return (*columns, tf.fill(tf.shape(columns[0])[:1], index))
+                return (*columns, index)
             return self._parsed(filename, threads).map(with_file)
 
         @tf.autograph.experimental.do_not_convert
@@ -111,49 +117,53 @@ class EpochCache:
             return chunk[-1]
 
         @tf.autograph.experimental.do_not_convert
-        def without_flag(*chunk):
-            return chunk[:-1]
-
-        @tf.autograph.experimental.do_not_convert
-        def finish(*stacked):
-            # The last rows are the markers: file -1 (kept when every file fitted), -2.
-            *columns, index = stacked
-            complete = tf.reduce_any(tf.equal(index, -1))
-            # Over the budget: keep nothing (the rows read so far are freed here).
-            kept = tf.where(complete, tf.size(index, tf.int64) - 2, 0)
-            columns, index = [c[:kept] for c in columns], index[:kept]
-            lengths = tf.math.bincount(tf.cast(index, tf.int32), minlength=size,
-                                       maxlength=size, dtype=tf.int64)
-            return (*columns, tf.math.cumsum(lengths, exclusive=True), lengths, complete)
-
-        def marker(index):
-            """One row of zeros in file ``index``."""
-            return tf.data.Dataset.from_tensors((*(
-                tf.zeros([1, *s.shape[1:]], s.dtype) for s in chunks.element_spec[:-1]),
-                tf.constant([index], tf.int64)))
+        def keep(arrays, chunk):
+            columns, files_of_chunks = arrays
+            *values, index, _ = chunk
+            columns = tuple(array.write(array.size(), value)
+                            for array, value in zip(columns, values, strict=True))
+            return columns, files_of_chunks.write(files_of_chunks.size(), index)
 
         chunks = tf.data.Dataset.from_tensor_slices(
             (tf.range(size, dtype=tf.int64), files)).flat_map(numbered)
-        return (chunks.concatenate(marker(-1)).scan(tf.constant(0, tf.int64), count)
-                .take_while(within_budget).map(without_flag).concatenate(marker(-2))
-                .unbatch().batch(_ALL).map(finish))
+        end = tf.data.Dataset.from_tensors((*(  # a chunk of one row after the last file
+            tf.zeros([1, *spec.shape[1:]], spec.dtype)
+            for spec in tf.nest.flatten(self.output_spec)), tf.constant(-1, tf.int64)))
+        kept = chunks.concatenate(end).scan(tf.constant(0, tf.int64), count).take_while(
+            within_budget)
+
+        @tf.autograph.experimental.do_not_convert
+        def gathered(_):
+            columns, files_of_chunks = kept.reduce(self._arrays(), keep)
+            index = files_of_chunks.stack()
+            complete = tf.reduce_any(tf.equal(index, -1))
+            ids = tf.where(index >= 0, index, size)
+            counts = tf.math.unsorted_segment_sum(tf.ones_like(index), ids, size + 1)[:size]
+            first = tf.math.unsorted_segment_min(tf.range(tf.size(index, tf.int64)), ids,
+                                                 size + 1)[:size]
+            # Over the budget: keep nothing (the chunks read so far are freed here).
+            empty = self._arrays()[0]
+            columns = [tf.cond(complete, lambda c=c: c, lambda e=e: e)
+                       for c, e in zip(columns, empty, strict=True)]
+            return (*columns, first, counts, complete)
+        return tf.data.Dataset.range(1).map(gathered)
 
     def chunks(self, names, parallel_files, threads):
         """Parsed chunks (as ``parse_chunk`` gives them) of the files named by ``names``
-        (a dataset), ``parallel_files`` at once interleaved chunk by chunk: cut from
-        the rows, or read and parsed again when they did not fit."""
-        files, chunk_size, parse_chunk = tf.constant(self.files), self.chunk_size, self.parse_chunk
-        structure = self.output_spec
+        (a dataset), ``parallel_files`` at once interleaved chunk by chunk: the kept
+        chunks, or read and parsed again when they did not fit."""
+        files, parse_chunk, structure = tf.constant(self.files), self.parse_chunk, self.output_spec
 
         @tf.autograph.experimental.do_not_convert
         def epochs(*state):
-            *columns, starts, lengths, complete = state
+            *columns, first, counts, complete = state
             everything, nothing = tf.constant(-1, tf.int64), tf.constant(0, tf.int64)
 
             @tf.autograph.experimental.do_not_convert
-            def cut(start, end):
+            def chunk(position):
+                position = tf.cast(position, tf.int32)
                 return tf.nest.pack_sequence_as(
-                    structure, [column[start:end] for column in columns])
+                    structure, [column.read(position) for column in columns])
 
             @tf.autograph.experimental.do_not_convert
             def per_file(filename):
@@ -164,9 +174,8 @@ class EpochCache:
                     "built); turn the cache off (cache=False)")
                 with tf.control_dependencies([found]):
                     index = tf.argmax(tf.cast(matches, tf.int32))
-                start, end = starts[index], starts[index] + lengths[index]
-                cached = tf.data.Dataset.range(start, end, chunk_size).map(
-                    lambda first: cut(first, tf.minimum(first + chunk_size, end)))
+                cached = tf.data.Dataset.range(first[index], first[index] + counts[index]).map(
+                    chunk)
                 read = self.file_chunks(filename).map(parse_chunk, num_parallel_calls=threads,
                                                       deterministic=True)
                 return cached.take(tf.where(complete, everything, nothing)).concatenate(
@@ -180,7 +189,7 @@ class EpochCache:
 
 
 def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec,
-                     parse_chunk, chunk_size):
+                     parse_chunk):
     """``(EpochCache, None)`` for a fast path reading ``files`` (None: unknown) for
     ``num_epochs`` with ``reading`` (a ReaderSpec) in chunks of ``chunk_spec``, or
     ``(None, why not)``."""
@@ -195,7 +204,7 @@ def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec
     if varying:
         return None, (f"the parse may give other values every epoch (stateful "
                       f"{', '.join(varying)})")
-    cache = EpochCache(files, file_chunks, parse_chunk, chunk_size, budget, output_spec)
+    cache = EpochCache(files, file_chunks, parse_chunk, budget, output_spec)
     try:
         cache.estimate = _estimate(reading, files, tf.nest.flatten(output_spec))
     except (CorruptRecordError, OSError) as e:   # the fast path raises it when it runs

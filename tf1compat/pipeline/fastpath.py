@@ -218,7 +218,7 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
 
     epoch_cache, not_cached = plan_epoch_cache(
         files, queue_epochs(filename_queue), budget, reading,
-        _file_chunks(reading, records_per_read), _CHUNK_SPEC, parse_chunk, records_per_read)
+        _file_chunks(reading, records_per_read), _CHUNK_SPEC, parse_chunk)
     with tf.name_scope(name or "record_batches"):
         if epoch_cache is None:
             chunks = _record_chunks(filename_queue, reading, records_per_read, len(readers))
