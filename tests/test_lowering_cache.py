@@ -229,6 +229,32 @@ def test_a_widening_cast_runs_after_the_cache_and_the_narrow_values_are_kept(ima
         np.testing.assert_array_equal(example["pixels"], padded.transpose(1, 0, 2))
 
 
+@pytest.mark.parametrize("batching", ["batch", "shuffle_batch"])
+def test_a_cast_at_the_end_of_deterministic_work_runs_on_the_batches(image_files, batching):
+    paths, images = image_files
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=3, shuffle=True, seed=5)
+        example = decoded(tc.TFRecordReader().read(queue)[1])
+        example["image"] = tf.cast(example["image"], tf.float32)
+        if batching == "batch":
+            batch = tc.batch(example, 4, allow_smaller_final_batch=True)
+        else:
+            batch = tc.shuffle_batch(example, 4, capacity=20, min_after_dequeue=8, seed=3,
+                                     allow_smaller_final_batch=True)
+        lowering = lower(batch)
+        datasets = with_and_without(batch)
+    plan = lowering.describe()
+    assert "(int64, uint8) of a " in plan
+    assert plan.rsplit("budget: ", 1)[1].endswith(
+        " -> map(vectorized: 1 op: Cast) -> prefetch(autotune)"), plan
+    cached, uncached = map(batches, datasets)
+    assert_same_batches(cached, uncached)
+    assert cached[0]["image"].dtype == np.float32
+    assert collections.Counter(int(e["id"]) for e in examples(cached)) == {
+        i: 3 for i in range(sum(COUNTS))}
+    assert_true_images(examples(cached), images)
+
+
 def test_the_budget_counts_the_narrow_values(image_files):
     """A budget of 3,000 bytes holds 21 rows of 48 uint8 pixels and an int64 id (about
     1,200 bytes), not their padded float32 pixels (21 x 432 bytes); a budget below the

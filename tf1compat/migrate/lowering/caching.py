@@ -52,8 +52,9 @@ _FILL_CHUNK = 256                # records read and mapped together while fillin
 
 def _split(map_step, graph_def):
     """``(prefix, suffix, columns)``: the deterministic start of the map's function
-    computing ``columns`` (the tensors the rest uses, or its outputs), and the rest
-    (None when nothing varies); or a reason text when there is nothing to cache."""
+    computing ``columns`` (the narrowest tensors the rest uses, or its outputs), and
+    the rest (None when nothing varies or widens); or a reason text when there is
+    nothing to cache."""
     function = map_step.function
     order = function._in_graph_order()
     inputs = {t.name for t in function.inputs}
@@ -92,11 +93,10 @@ def _split(map_step, graph_def):
     if unshaped:
         return (f"the values to keep have no fixed shape ('{unshaped[0].name}' is "
                 f"{unshaped[0].shape})")
-    sources = {t.op for t in function.inputs}
+    sources, moved = {t.op for t in function.inputs}, set()
+    narrowed = [_narrowest(t, fed, cached, in_branch, moved) for t in columns]
     suffix = None
-    if tainted:   # the rest of the map runs after the cache: widening ops can too
-        moved = set()
-        narrowed = [_narrowest(t, fed, cached, in_branch, moved) for t in columns]
+    if tainted or moved:   # the rest of the map, widening ops included, runs after the cache
         suffix = trace_function(graph_def, function.outputs,
                                 lambda op: op in sources or op in fed and op not in moved)
         needed = {t.name for t in suffix.inputs}
@@ -463,10 +463,11 @@ def plan_cache(plan, graph_def, budget):
         replacement = Map(None, suffix, map_step.threads, map_step.unbatch)
         replacement.link(map_step.upstream, columns)
     plan = _substitute(plan, map_step, replacement, *map_place)
+    plan = vectorize(plan, graph_def)   # a suffix of widening ops runs on the batches
     chain = plan.chain()
     if cached_read in chain and chain.index(cached_read) + 1 < len(chain):
         batch = chain[chain.index(cached_read) + 1]
         if isinstance(batch, Batch) and not batch.padded:
             cached_read.whole_files = True
             plan = _substitute(plan, batch, Rebatch(cached_read, batch), chain, None)
-    return CachedPipeline(vectorize(plan, graph_def), cache), None
+    return CachedPipeline(plan, cache), None
