@@ -207,6 +207,48 @@ def test_slim_batched_provider_png_same_as_uncached_and_the_queues(tmp_path, ima
     assert report, report
 
 
+READERS = {
+    "fixed_length": lambda: tc.FixedLengthRecordReader(3, header_bytes=2, footer_bytes=1),
+    "text_line": lambda: tc.TextLineReader(skip_header_lines=1),
+    "whole_file": tc.WholeFileReader,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(READERS))
+def test_record_batches_keys_and_values_of_other_readers(tmp_path, rng, kind):
+    """build_record_batches over each reader, files reshuffled every epoch: the
+    cached keys and records are the uncached ones and the queue pipeline's."""
+    paths = []
+    for index, size in enumerate((5, 2, 4)):
+        path = tmp_path / f"f{index}.{kind}"
+        if kind == "fixed_length":        # 2 header bytes, records of 3, 1 footer byte
+            path.write_bytes(b"HH" + rng.integers(0, 256, 3 * size, dtype=np.uint8).tobytes()
+                             + b"F")
+        elif kind == "text_line":
+            path.write_text("header\n" + "\n".join(f"line {index}.{i}" for i in range(size)))
+        else:
+            path.write_bytes(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+        paths.append(str(path))
+
+    def batched(cache=None):
+        return fastpath.build_record_batches(
+            producer(paths, 3, True), 2, lambda keys, values: {"key": keys, "value": values},
+            reader=READERS[kind](), allow_smaller_final_batch=True, cache=cache)
+
+    cached, text = run(batched)
+    uncached, _ = run(batched, cache=False)
+    assert text.startswith("cached: 3 files read once into memory"), text
+    assert_same_batches(cached, uncached)
+    assert len({bytes(key) for batch in cached for key in batch["key"]}) == (
+        3 if kind == "whole_file" else 11)
+    with tc.legacy_graph(seed=11):
+        key, value = READERS[kind]().read(producer(paths, 3, True))
+        report = tc.compare(tc.batch({"key": key, "value": value}, 2,
+                                     allow_smaller_final_batch=True),
+                            cached, ordered=True, reference_batched=True)
+    assert report, report
+
+
 def test_random_decode_is_not_cached_and_said(image_files):
     paths, _ = image_files
 
