@@ -25,12 +25,15 @@ import os
 
 from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, row_bytes, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, size_text
 from tf1compat.pipeline.graph_model.varying import varying_ops
+from tf1compat.pipeline.kept_chunks import KeptChunks, fill
 
 __all__ = ["EpochCache", "plan_epoch_cache"]
 
 _SAMPLE = 256          # records of the first file whose sizes give the estimate
+_MISSING = ("the queue's names changed since the fast path was built); turn the cache "
+            "off (cache=False")
 
 
 def _traced(function, chunk_spec):
@@ -86,100 +89,34 @@ class EpochCache:
         return self.file_chunks(filename).map(flat, num_parallel_calls=threads,
                                               deterministic=True)
 
-    def _arrays(self):
-        """Empty TensorArrays: a chunk per entry of each column, then their files."""
-        return (tuple(tf.TensorArray(spec.dtype, 0, dynamic_size=True, infer_shape=False,
-                                     element_shape=spec.shape)
-                      for spec in tf.nest.flatten(self.output_spec)),
-                tf.TensorArray(tf.int64, 0, dynamic_size=True))
-
     def filled(self, threads):
-        """One element: each column's chunks as parsed (a TensorArray, empty when they
-        did not fit: chunks are kept as they are, never copied together), each file's
-        first chunk and number of chunks, and whether they fit."""
-        budget, size = self.budget, len(self.files)
-        files = tf.constant(self.files)
-
-        @tf.autograph.experimental.do_not_convert
-        def numbered(index, filename):
-            @tf.autograph.experimental.do_not_convert
-            def with_file(*columns):
-                return (*columns, index)
-            return self._parsed(filename, threads).map(with_file)
-
-        @tf.autograph.experimental.do_not_convert
-        def count(total, chunk):
-            total += row_bytes(chunk[:-1])
-            return total, (*chunk, total <= budget)
-
-        @tf.autograph.experimental.do_not_convert
-        def within_budget(*chunk):
-            return chunk[-1]
-
-        @tf.autograph.experimental.do_not_convert
-        def keep(arrays, chunk):
-            columns, files_of_chunks = arrays
-            *values, index, _ = chunk
-            columns = tuple(array.write(array.size(), value)
-                            for array, value in zip(columns, values, strict=True))
-            return columns, files_of_chunks.write(files_of_chunks.size(), index)
-
-        chunks = tf.data.Dataset.from_tensor_slices(
-            (tf.range(size, dtype=tf.int64), files)).flat_map(numbered)
-        end = tf.data.Dataset.from_tensors((*(  # a chunk of one row after the last file
-            tf.zeros([1, *spec.shape[1:]], spec.dtype)
-            for spec in tf.nest.flatten(self.output_spec)), tf.constant(-1, tf.int64)))
-        kept = chunks.concatenate(end).scan(tf.constant(0, tf.int64), count).take_while(
-            within_budget)
-
-        @tf.autograph.experimental.do_not_convert
-        def gathered(_):
-            columns, files_of_chunks = kept.reduce(self._arrays(), keep)
-            index = files_of_chunks.stack()
-            complete = tf.reduce_any(tf.equal(index, -1))
-            ids = tf.where(index >= 0, index, size)
-            counts = tf.math.unsorted_segment_sum(tf.ones_like(index), ids, size + 1)[:size]
-            first = tf.math.unsorted_segment_min(tf.range(tf.size(index, tf.int64)), ids,
-                                                 size + 1)[:size]
-            # Over the budget: keep nothing (the chunks read so far are freed here).
-            empty = self._arrays()[0]
-            columns = [tf.cond(complete, lambda c=c: c, lambda e=e: e)
-                       for c, e in zip(columns, empty, strict=True)]
-            return (*columns, first, counts, complete)
-        return tf.data.Dataset.range(1).map(gathered)
+        """The kept chunks of every file, as parsed
+        (:func:`~tf1compat.pipeline.kept_chunks.fill`)."""
+        return fill(self.files, lambda filename: self._parsed(filename, threads),
+                    tf.nest.flatten(self.output_spec), self.budget)
 
     def chunks(self, names, parallel_files, threads):
         """Parsed chunks (as ``parse_chunk`` gives them) of the files named by ``names``
         (a dataset), ``parallel_files`` at once interleaved chunk by chunk: the kept
         chunks, or read and parsed again when they did not fit."""
-        files, parse_chunk, structure = tf.constant(self.files), self.parse_chunk, self.output_spec
+        parse_chunk, structure = self.parse_chunk, self.output_spec
 
         @tf.autograph.experimental.do_not_convert
         def epochs(*state):
-            *columns, first, counts, complete = state
+            kept = KeptChunks(self.files, state, _MISSING)
             everything, nothing = tf.constant(-1, tf.int64), tf.constant(0, tf.int64)
 
             @tf.autograph.experimental.do_not_convert
-            def chunk(position):
-                position = tf.cast(position, tf.int32)
-                return tf.nest.pack_sequence_as(
-                    structure, [column.read(position) for column in columns])
+            def unflattened(*columns):
+                return tf.nest.pack_sequence_as(structure, list(columns))
 
             @tf.autograph.experimental.do_not_convert
             def per_file(filename):
-                matches = tf.equal(files, filename)
-                found = tf.debugging.assert_equal(
-                    tf.reduce_any(matches), True, message="tf1compat: a file the in-memory "
-                    "cache does not hold (the queue's names changed since the fast path was "
-                    "built); turn the cache off (cache=False)")
-                with tf.control_dependencies([found]):
-                    index = tf.argmax(tf.cast(matches, tf.int32))
-                cached = tf.data.Dataset.range(first[index], first[index] + counts[index]).map(
-                    chunk)
+                cached = kept.chunks(filename).map(unflattened)
                 read = self.file_chunks(filename).map(parse_chunk, num_parallel_calls=threads,
                                                       deterministic=True)
-                return cached.take(tf.where(complete, everything, nothing)).concatenate(
-                    read.take(tf.where(complete, nothing, everything)))
+                return cached.take(tf.where(kept.complete, everything, nothing)).concatenate(
+                    read.take(tf.where(kept.complete, nothing, everything)))
 
             if parallel_files == 1:
                 return names.flat_map(per_file)

@@ -39,13 +39,16 @@ from tf1compat.migrate.lowering.plan import (
     Step,
     Values,
 )
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, row_bytes, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
+from tf1compat.pipeline.kept_chunks import KeptChunks, fill
 
 __all__ = ["CachedPipeline", "CachedRead", "FileCache", "Rebatch", "plan_cache"]
 
 _FILL_CHUNK = 256                # records read and mapped together while filling
+_MISSING = ("the file list changed since the pipeline was lowered); turn the cache off "
+            "(cache=False, --no-cache")
 
 
 # ------------------------------------------------------------ splitting the map
@@ -158,7 +161,7 @@ class FileCache:
     def __init__(self, files, fill, specs, budget, estimate):
         self.files, self.fill, self.specs = files, fill, specs
         self.budget, self.estimate = budget, estimate
-        self.state = None   # (chunks, first chunks, chunk counts, complete) while built
+        self.state = None   # the KeptChunks while a dataset is built over them
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
@@ -166,67 +169,17 @@ class FileCache:
         return (f"cache({count} read once into memory, about {size_text(self.estimate)} "
                 f"({kept}) of a {size_text(self.budget)} budget: {self.fill.describe()})")
 
-    def _marker(self, index):
-        """A chunk of one row of zeros in file ``index`` (-1: after the last file)."""
-        return (*(tf.zeros([1, *spec.shape], spec.dtype) for spec in self.specs),
-                tf.constant(index, tf.int64), tf.constant(1, tf.int64))
-
-    def _arrays(self):
-        """Empty TensorArrays: a chunk per entry of each component, then their files."""
-        return (tuple(tf.TensorArray(spec.dtype, 0, dynamic_size=True, infer_shape=False,
-                                     element_shape=[None, *spec.shape]) for spec in self.specs),
-                tf.TensorArray(tf.int64, 0, dynamic_size=True))
-
     def filled(self):
-        """One element: each component's chunks as read (a TensorArray, empty when over
-        the budget: chunks are kept as the fill made them, never copied together), each
-        file's first chunk and number of chunks, and whether all files fit the budget."""
-        files, fill, budget, size = tf.constant(self.files), self.fill, self.budget, len(self.files)
+        """The kept chunks of every file (:func:`~tf1compat.pipeline.kept_chunks.fill`):
+        one element of each component's chunks, each file's first chunk and number of
+        chunks, and whether all files fit the budget."""
+        chain = self.fill
 
         @tf.autograph.experimental.do_not_convert
-        def file_chunks(index, filename):
-            @tf.autograph.experimental.do_not_convert
-            def with_file(*columns):
-                return (*columns, index, tf.shape(columns[0], tf.int64)[0])
-            return fill.build(tf.data.Dataset.from_tensors(filename)).map(with_file)
-
-        @tf.autograph.experimental.do_not_convert
-        def count(total, chunk):
-            total += row_bytes(chunk[:-2])
-            return total, (*chunk, total <= budget)
-
-        @tf.autograph.experimental.do_not_convert
-        def within_budget(*chunk):
-            return chunk[-1]
-
-        @tf.autograph.experimental.do_not_convert
-        def keep(arrays, chunk):
-            columns, files_of_chunks = arrays
-            *values, index, _, _ = chunk
-            columns = tuple(array.write(array.size(), value)
-                            for array, value in zip(columns, values, strict=True))
-            return columns, files_of_chunks.write(files_of_chunks.size(), index)
-
-        chunks = tf.data.Dataset.from_tensor_slices(
-            (tf.range(size, dtype=tf.int64), files)).flat_map(file_chunks)
-        kept = (chunks.concatenate(tf.data.Dataset.from_tensors(self._marker(-1)))
-                .scan(tf.constant(0, tf.int64), count).take_while(within_budget))
-
-        @tf.autograph.experimental.do_not_convert
-        def gathered(_):
-            columns, files_of_chunks = kept.reduce(self._arrays(), keep)
-            index = files_of_chunks.stack()
-            complete = tf.reduce_any(tf.equal(index, -1))
-            ids = tf.where(index >= 0, index, size)
-            counts = tf.math.unsorted_segment_sum(tf.ones_like(index), ids, size + 1)[:size]
-            first = tf.math.unsorted_segment_min(tf.range(tf.size(index, tf.int64)), ids,
-                                                 size + 1)[:size]
-            # Over the budget: keep nothing (the chunks read so far are freed here).
-            empty = self._arrays()[0]
-            columns = [tf.cond(complete, lambda c=c: c, lambda e=e: e)
-                       for c, e in zip(columns, empty, strict=True)]
-            return (*columns, first, counts, complete)
-        return tf.data.Dataset.range(1).map(gathered)
+        def file_chunks(filename):
+            return chain.build(tf.data.Dataset.from_tensors(filename))
+        specs = [tf.TensorSpec([None, *spec.shape], spec.dtype) for spec in self.specs]
+        return fill(self.files, file_chunks, specs, self.budget)
 
 
 class CachedRead(Step):
@@ -240,23 +193,11 @@ class CachedRead(Step):
         return self.cache.text()
 
     def apply(self, dataset):
-        files, whole_files = tf.constant(self.cache.files), self.whole_files
-        columns, first, counts, _ = self.cache.state
-
-        @tf.autograph.experimental.do_not_convert
-        def chunk(position):
-            return tuple(column.read(tf.cast(position, tf.int32)) for column in columns)
+        kept, whole_files = self.cache.state, self.whole_files
 
         @tf.autograph.experimental.do_not_convert
         def per_file(filename):
-            matches = tf.equal(files, filename)
-            found = tf.debugging.assert_equal(
-                tf.reduce_any(matches), True, message="tf1compat: a file the in-memory "
-                "cache does not hold (the file list changed since the pipeline was "
-                "lowered); turn the cache off (cache=False, --no-cache)")
-            with tf.control_dependencies([found]):
-                index = tf.argmax(tf.cast(matches, tf.int32))
-            chunks = tf.data.Dataset.range(first[index], first[index] + counts[index]).map(chunk)
+            chunks = kept.chunks(filename)
             return chunks if whole_files else chunks.unbatch()
         return dataset.flat_map(per_file)
 
@@ -292,8 +233,8 @@ class CachedPipeline(Step):
 
         @tf.autograph.experimental.do_not_convert
         def epochs(*state):
-            *columns, first, counts, complete = state
-            cache.state = (columns, first, counts, complete)
+            kept = cache.state = KeptChunks(cache.files, state, _MISSING)
+            complete = kept.complete
             try:
                 cached = inner.build()
             finally:
