@@ -5,6 +5,7 @@ import time
 
 import numpy as np
 import pytest
+from record_files import write_reader_files
 
 import tf1compat as tc
 from tf1compat import cifar10, example, tfrecord
@@ -266,20 +267,7 @@ def fast_keys_and_values(files, reader, batch_size=3, **options):
 
 @pytest.mark.parametrize("kind", ["fixed_length", "text_line", "whole_file", "gzip_tfrecord"])
 def test_every_reader_gives_the_classic_keys_and_records(tmp_path, rng, kind):
-    files = []
-    for index, size in enumerate((5, 2, 4)):
-        path = tmp_path / f"f{index}.{kind}"
-        if kind == "fixed_length":        # 2 header bytes, records of 3, 1 footer byte
-            path.write_bytes(b"HH" + rng.integers(0, 256, 3 * size, dtype=np.uint8).tobytes()
-                             + b"F")
-        elif kind == "text_line":
-            path.write_text("header\n" + "\n".join(f"line {index}.{i}" for i in range(size)))
-        elif kind == "whole_file":
-            path.write_bytes(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
-        else:
-            tfrecord.write_records(str(path), [bytes([i]) * (i + 1) for i in range(size)],
-                                   compression="GZIP")
-        files.append(str(path))
+    files = write_reader_files(tmp_path, rng, kind)
     reader = {
         "fixed_length": lambda: tc.FixedLengthRecordReader(3, header_bytes=2, footer_bytes=1),
         "text_line": lambda: tc.TextLineReader(skip_header_lines=1),

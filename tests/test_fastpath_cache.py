@@ -5,6 +5,7 @@ import collections
 
 import numpy as np
 import pytest
+from record_files import IMAGE_COUNTS, IMAGE_SHAPE, write_image_files, write_reader_files
 
 from tf1compat.errors import PipelineConfigError
 from tf1compat.records.example import make_example
@@ -17,27 +18,16 @@ from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE  # noqa: E402
 
 pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
 
-SHAPE = [4, 4, 3]
+SHAPE = IMAGE_SHAPE
 FEATURES = {"id": tf.io.FixedLenFeature([], tf.int64),
             "image": tf.io.FixedLenFeature([], tf.string)}
-COUNTS = (7, 5, 9)   # examples per file; ids 0..20
+COUNTS = IMAGE_COUNTS
 TOTAL = sum(COUNTS)
 
 
 @pytest.fixture
 def image_files(tmp_path, rng):
-    """Three TFRecord files of {id, image: raw uint8 4x4x3 bytes}; returns (paths, images)."""
-    paths, images = [], {}
-    for index, count in enumerate(COUNTS):
-        path = str(tmp_path / f"part-{index}.tfrecord")
-        examples = []
-        for _ in range(count):
-            image = rng.integers(0, 256, SHAPE, dtype=np.uint8)
-            images[len(images)] = image
-            examples.append(make_example({"id": len(images) - 1, "image": image.tobytes()}))
-        write_records(path, examples)
-        paths.append(path)
-    return paths, images
+    return write_image_files(tmp_path, rng)
 
 
 def decode_batch(parsed):
@@ -218,17 +208,7 @@ READERS = {
 def test_record_batches_keys_and_values_of_other_readers(tmp_path, rng, kind):
     """build_record_batches over each reader, files reshuffled every epoch: the
     cached keys and records are the uncached ones and the queue pipeline's."""
-    paths = []
-    for index, size in enumerate((5, 2, 4)):
-        path = tmp_path / f"f{index}.{kind}"
-        if kind == "fixed_length":        # 2 header bytes, records of 3, 1 footer byte
-            path.write_bytes(b"HH" + rng.integers(0, 256, 3 * size, dtype=np.uint8).tobytes()
-                             + b"F")
-        elif kind == "text_line":
-            path.write_text("header\n" + "\n".join(f"line {index}.{i}" for i in range(size)))
-        else:
-            path.write_bytes(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
-        paths.append(str(path))
+    paths = write_reader_files(tmp_path, rng, kind)
 
     def batched(cache=None):
         return fastpath.build_record_batches(

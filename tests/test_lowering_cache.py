@@ -7,6 +7,7 @@ import collections
 import numpy as np
 import pytest
 from legacy_programs import tf1compat_run, write_program
+from record_files import IMAGE_COUNTS, IMAGE_SHAPE, write_image_files
 
 from tf1compat.errors import PipelineConfigError
 from tf1compat.records.example import make_example
@@ -19,26 +20,15 @@ from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, cache_budget  # noq
 
 pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]
 
-SHAPE = [4, 4, 3]
+SHAPE = IMAGE_SHAPE
 FEATURES = {"id": tf.io.FixedLenFeature([], tf.int64),
             "image": tf.io.FixedLenFeature([], tf.string)}
-COUNTS = (7, 5, 9)   # examples per file; ids 0..20
+COUNTS = IMAGE_COUNTS
 
 
 @pytest.fixture
 def image_files(tmp_path, rng):
-    """Three TFRecord files of {id, image: raw uint8 4x4x3 bytes}; returns (paths, images)."""
-    paths, images = [], {}
-    for index, count in enumerate(COUNTS):
-        path = str(tmp_path / f"part-{index}.tfrecord")
-        examples = []
-        for _ in range(count):
-            image = rng.integers(0, 256, SHAPE, dtype=np.uint8)
-            images[len(images)] = image
-            examples.append(make_example({"id": len(images) - 1, "image": image.tobytes()}))
-        write_records(path, examples)
-        paths.append(path)
-    return paths, images
+    return write_image_files(tmp_path, rng)
 
 
 def decoded(value):
