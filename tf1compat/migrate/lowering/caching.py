@@ -6,8 +6,10 @@ and its per-example map starts with deterministic work (parse, decode, fixed
 reshapes), :func:`plan_cache` rewrites the plan so that work is done once:
 
 - before the first element, every file is read and mapped through the
-  deterministic part of the map (batch-then-parse where it applies), into one
-  stacked tensor per component and each file's rows (:class:`FileCache`);
+  deterministic part of the map (batch-then-parse where it applies), in chunks of
+  256 rows kept as they were made (:class:`FileCache`, over
+  :mod:`tf1compat.pipeline.kept_chunks`), the narrowest values the rest uses (uint8
+  pixels rather than their float32 cast, which then runs every epoch);
 - each epoch then follows the producer's file order (its per-epoch shuffle with its
   seeds included) over those rows (:class:`CachedRead`), and the rest runs as
   before: shuffle buffers with their seeds, the per-example ops that vary (random
