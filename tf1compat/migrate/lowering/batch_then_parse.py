@@ -109,7 +109,7 @@ class VectorizedMap(Step):
         lifted, own = set(parses) | set(decodes), set(function.ops)
         sources = {t.op for t in function.inputs}
         computed = [t for t in function.outputs if t.op in own and t.op not in lifted]
-        # A parse left in the rest (tf.map_fn) parses the keys the function's parses.
+        # A parse left in the rest (tf.map_fn) parses only the keys the function's parse does.
         self.rest = trace_function(graph_def, computed,
                                    lambda op: op in lifted or op in sources,
                                    prune_features=bool(function.prunings))
