@@ -8,8 +8,8 @@ import os
 from tf1compat._tf import tf
 from tf1compat.errors import PipelineConfigError
 
-__all__ = ["BUDGET_VARIABLE", "STRING_BYTES", "cache_budget", "default_budget", "row_bytes",
-           "size_text"]
+__all__ = ["BUDGET_VARIABLE", "STRING_BYTES", "cache_budget", "default_budget",
+           "estimated_bytes", "row_bytes", "size_text"]
 
 STRING_BYTES = 24                # what TensorFlow holds per string besides its characters
 
@@ -84,3 +84,18 @@ def row_bytes(columns):
         else:
             total += tf.size(column, tf.int64) * column.dtype.size
     return total
+
+
+def estimated_bytes(files, sample_records, sample_bytes, row_specs):
+    """Bytes the rows of ``files`` will hold, before reading them: the files' sizes
+    over the mean size of a sample of their records (``sample_records`` records of
+    ``sample_bytes`` bytes in all) give the number of rows; a row holds its fixed-size
+    values (``row_specs``) and, per string, a record. 0 for an empty sample."""
+    if not sample_records:
+        return 0
+    mean = max(sample_bytes / sample_records, 1)
+    row = sum(spec.shape.num_elements() * (
+        mean + STRING_BYTES if spec.dtype == tf.string else spec.dtype.size)
+        for spec in row_specs)
+    total = sum(tf.io.gfile.stat(os.fsdecode(name)).length for name in files)
+    return int(total / mean * row)

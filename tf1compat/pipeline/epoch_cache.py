@@ -25,7 +25,7 @@ import os
 
 from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, estimated_bytes, size_text
 from tf1compat.pipeline.graph_model.varying import varying_ops
 from tf1compat.pipeline.kept_chunks import KeptChunks, fill
 
@@ -50,18 +50,13 @@ def _traced(function, chunk_spec):
 
 
 def _estimate(reading, files, specs):
-    """Bytes the rows of ``files`` will hold: the files' sizes over the mean size of
-    the first file's first records give the rows; a row holds its fixed-size values
-    and, per string, a record."""
+    """Bytes the rows of ``files`` will hold
+    (:func:`~tf1compat.pipeline.cache_budget.estimated_bytes`), from the first file's
+    first records; ``specs``: the parsed chunks' specs."""
     sizes = [len(record) for _, _, record in itertools.islice(
         reading.iter_records(os.fsdecode(files[0])), _SAMPLE)]
-    if not sizes:
-        return 0
-    mean = max(sum(sizes) / len(sizes), 1)
-    row = sum(spec.shape[1:].num_elements() * (
-        mean + STRING_BYTES if spec.dtype == tf.string else spec.dtype.size) for spec in specs)
-    total = sum(tf.io.gfile.stat(os.fsdecode(name)).length for name in files)
-    return int(total / mean * row)
+    return estimated_bytes(files, len(sizes), sum(sizes),
+                           [tf.TensorSpec(spec.shape[1:], spec.dtype) for spec in specs])
 
 
 class EpochCache:

@@ -41,7 +41,7 @@ from tf1compat.migrate.lowering.plan import (
     Step,
     Values,
 )
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, STRING_BYTES, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, estimated_bytes, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
 from tf1compat.pipeline.kept_chunks import KeptChunks, fill
@@ -351,18 +351,12 @@ def _record_sizes(reading, name):
 
 
 def _estimate(specs, reading, files):
-    """Bytes the cache will hold: the files' sizes over the mean size of the first
-    file's first records give the number of rows; a row holds its fixed-size values
-    and, per string, at most a record."""
-    total = sum(tf.io.gfile.stat(name).length for name in files)
+    """Bytes the cache will hold (:func:`~tf1compat.pipeline.cache_budget.estimated_bytes`),
+    from the first records of the first file that has any."""
     for name in files:
         records, size = _record_sizes(reading, name)
         if records:
-            mean = size / records
-            row = sum(spec.shape.num_elements() * (
-                mean + STRING_BYTES if spec.dtype == tf.string else spec.dtype.size)
-                for spec in specs)
-            return int(total / max(mean, 1) * row)
+            return estimated_bytes(files, records, size, specs)
     return 0
 
 
