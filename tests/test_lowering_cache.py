@@ -91,6 +91,7 @@ def test_classic_pipeline_same_batches_epoch_by_epoch(image_files, shuffle_files
     cached, uncached = map(batches, datasets)
     assert "-> cache(3 files read once into memory, about" in plan
     assert "TFRecordDataset -> batch(256, keep remainder) -> map(vectorized: " in plan
+    assert "; kept as the first epoch streams) -> batch(4" in plan
     assert_same_batches(cached, uncached)
     ids = [int(example["id"]) for example in examples(cached)]
     assert len(ids) == 3 * sum(COUNTS)
@@ -157,6 +158,7 @@ def test_slim_provider_with_shuffle_batch_same_examples_per_epoch(tmp_path, imag
         datasets = with_and_without(batch)
     cached, uncached = map(batches, datasets)
     assert "interleave(2 readers: cache(3 files read once into memory" in plan
+    assert "; filled before the first batch)) -> shuffle(" in plan
     assert len(cached) == len(uncached) == 3 * sum(COUNTS) // 3
     # Each stretch of one epoch's worth of examples: the same multiset with and without.
     for got, expected in zip(np.split(np.concatenate([b["id"] for b in cached]), 3),
@@ -337,7 +339,10 @@ def test_a_cut_inside_a_tf1_cond_is_not_cached_and_said(image_files):
 
 # ------------------------------------------------------------ not cached
 
-def test_a_corrupt_record_fails_the_fill_before_the_first_batch(image_files):
+def test_a_corrupt_record_fails_after_the_batches_of_the_chunks_before_it(image_files):
+    """The first epoch streams: the batches come out as the cache fills, so those
+    before the chunk of 256 records holding the bad record (here: the first file's)
+    are delivered, then TensorFlow's error, as without the cache."""
     paths, _ = image_files
     data = bytearray(open(paths[1], "rb").read())
     data[200] ^= 0xFF     # inside the second file's second record: id 8
@@ -345,13 +350,14 @@ def test_a_corrupt_record_fails_the_fill_before_the_first_batch(image_files):
         f.write(bytes(data))
     with tc.legacy_graph():
         cached, uncached = with_and_without(classic(paths))
-    for dataset, delivered in ((cached, 0), (uncached, 8)):
+    for dataset, delivered in ((cached, 4), (uncached, 8)):
         ids = []
         with pytest.raises(tf.errors.DataLossError, match="corrupted record at "):
             for batch in dataset:
                 ids.extend(batch["id"].numpy().tolist())
-        # The fill reads every file before the first batch; uncached, the batches
-        # before the one holding id 8 come first, as on queues.
+        # Cached: the second file's chunk (ids 7-11) fails whole, so the batch of ids
+        # 4-7 never fills; uncached, the batches before the one holding id 8 come
+        # first, as on queues.
         assert ids == list(range(delivered))
 
 
@@ -377,9 +383,9 @@ def test_above_the_budget_is_not_cached_and_said(image_files):
 @pytest.mark.parametrize("batching", ["batch", "shuffle_batch"])
 def test_above_the_budget_while_filling_reads_uncached(tmp_path, batching):
     """GZIP files of zeros: the estimate (file sizes) is far below what decoding
-    holds, so the cache is planned, found too big while filling, and dropped: the
-    pipeline runs uncached, with the same batches (a batch or a shuffle buffer after
-    the read)."""
+    holds, so the cache is planned, found too big while the first epoch streams (in
+    the first file's second chunk), and dropped: every file is read again, with the
+    same batches (a batch or a shuffle buffer after the read)."""
     paths = []
     for index in range(2):
         path = str(tmp_path / f"zeros-{index}.tfrecord.gz")
@@ -387,7 +393,7 @@ def test_above_the_budget_while_filling_reads_uncached(tmp_path, batching):
                                            "image": bytes(np.prod(SHAPE))})
                              for i in range(300)], compression="GZIP")
         paths.append(path)
-    budget = 20_000   # decoded: 600 x (48 + 8) bytes, files: a few kB
+    budget = 15_000   # decoded: 600 x (48 + 8) bytes, files: a few kB
     with tc.legacy_graph():
         queue = tc.string_input_producer(paths, num_epochs=2, shuffle=False)
         _, value = tc.TFRecordReader(

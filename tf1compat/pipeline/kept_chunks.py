@@ -6,12 +6,15 @@ and the fast paths', :mod:`tf1compat.pipeline.epoch_cache`).
 chunk kept as it was made (never copied together), counting the bytes held; above
 the budget it keeps nothing. :class:`KeptChunks` then gives a file's chunks by its
 name.
+:func:`streamed` keeps the chunks as the first epoch streams them instead: every
+epoch's chunks come out in the order the file names come, the first epoch's as they
+are read, later ones' from memory.
 """
 
 from tf1compat._tf import tf
 from tf1compat.pipeline.cache_budget import row_bytes
 
-__all__ = ["KeptChunks", "fill"]
+__all__ = ["KeptChunks", "fill", "streamed"]
 
 
 def _arrays(specs):
@@ -98,3 +101,99 @@ class KeptChunks:
         first = self.first[index]
         return tf.data.Dataset.range(first, first + self.counts[index]).map(
             tf.autograph.experimental.do_not_convert(self._chunk))
+
+
+_FRESH, _KEPT, _AGAIN = 0, 1, 2   # how streamed serves a chunk or a file
+
+
+def _file_index(files, filename, missing):
+    """The position of ``filename`` in the constant ``files``; fails with ``missing``
+    when it is not there."""
+    matches = tf.equal(files, filename)
+    found = tf.debugging.assert_equal(tf.reduce_any(matches), True, message=(
+        f"tf1compat: a file the in-memory cache does not hold ({missing})"))
+    with tf.control_dependencies([found]):
+        return tf.argmax(tf.cast(matches, tf.int32))
+
+
+def streamed(names, files, per_epoch, file_chunks, specs, budget, missing):
+    """Each file name's chunks (flat tuples of columns of ``specs``, chunk specs
+    ``[None, ...]``), for the dataset ``names`` of file names (every epoch's, in
+    order, ``per_epoch`` of them an epoch, each of them in ``files``).
+
+    The first epoch's names are read (``file_chunks(filename)``, as in :func:`fill`)
+    and each chunk, as it comes out, is kept in one TensorArray per column; later
+    names give their file's kept chunks. While the bytes kept stay within ``budget``;
+    the chunk that passes it drops everything kept, and from there on every name is
+    read again: no chunk is lost or given twice. A name of a file the first epoch
+    gave twice gives the chunks its first reading kept. A name outside ``files``
+    fails with ``missing`` (what changed, what to do)."""
+    size, names_table = len(files), tf.constant(files)
+    blank = tuple(tf.zeros([0, *spec.shape[1:]], spec.dtype) for spec in specs)
+
+    @tf.autograph.experimental.do_not_convert
+    def slots(position, name):
+        """A first epoch's name: its chunks, as read; a later one: one empty slot."""
+        filename = tf.nest.flatten(name)[0]   # a producer's element: (file name,)
+        fresh = position < per_epoch
+        index = _file_index(names_table, filename, missing)
+
+        @tf.autograph.experimental.do_not_convert
+        def read(*columns):
+            return (True, position, index, filename, *columns)
+        chunks = file_chunks(filename).map(read)
+        later = tf.data.Dataset.from_tensors((False, position, index, filename, *blank))
+        return chunks.take(_count_if(fresh)).concatenate(later.take(_count_if(~fresh)))
+
+    @tf.autograph.experimental.do_not_convert
+    def keep(state, slot):
+        columns, first, counts, kept_at, total, over = state
+        fresh, position, index, filename, *values = slot
+        unclaimed = tf.logical_or(tf.equal(kept_at[index], -1),
+                                  tf.equal(kept_at[index], position))
+        claims = fresh & ~over & unclaimed
+        total += tf.where(claims, row_bytes(values), 0)
+        within = total <= budget
+        kept = claims & within
+        over |= claims & ~within
+        at = [[index]]
+        first = tf.where(kept & tf.equal(kept_at[index], -1), tf.tensor_scatter_nd_update(
+            first, at, [tf.cast(columns[0].size(), tf.int64)]), first)
+        counts = tf.where(kept, tf.tensor_scatter_nd_add(counts, at, [1]), counts)
+        kept_at = tf.where(kept, tf.tensor_scatter_nd_update(kept_at, at, [position]), kept_at)
+        columns = tuple(
+            tf.cond(kept, lambda a=array, v=value: a.write(a.size(), v),
+                    lambda a=array, e=empty: tf.cond(over, lambda: e, lambda: a))
+            for array, value, empty in zip(columns, values, _arrays(specs)[0], strict=True))
+        mode = tf.where(fresh, _FRESH, tf.where(over, _AGAIN, _KEPT))
+        served = tuple(tf.cond(tf.equal(mode, _KEPT), lambda a=array: a, lambda e=empty: e)
+                       for array, empty in zip(columns, _arrays(specs)[0], strict=True))
+        return ((columns, first, counts, kept_at, total, over),
+                (mode, filename, first[index], counts[index], tuple(values), served))
+
+    @tf.autograph.experimental.do_not_convert
+    def serve(mode, filename, first, count, values, columns):
+        @tf.autograph.experimental.do_not_convert
+        def chunk(position):
+            position = tf.cast(position, tf.int32)
+            return tuple(column.read(position) for column in columns)
+        fresh = tf.data.Dataset.from_tensors(values)
+        kept = tf.data.Dataset.range(first, first + count).map(chunk)
+        again = file_chunks(filename)
+        return fresh.take(_count_if(tf.equal(mode, _FRESH))).concatenate(
+            kept.take(_count_if(tf.equal(mode, _KEPT)))).concatenate(
+            again.take(_count_if(tf.equal(mode, _AGAIN))))
+
+    @tf.autograph.experimental.do_not_convert
+    def scanned(_):
+        zeros = tf.zeros([size], tf.int64)
+        start = (_arrays(specs)[0], zeros, zeros, zeros - 1, tf.constant(0, tf.int64),
+                 tf.constant(False))
+        return names.enumerate().flat_map(slots).scan(start, keep)
+    # Built inside a dataset function: TensorArrays are graph values there.
+    return tf.data.Dataset.range(1).flat_map(scanned).flat_map(serve)
+
+
+def _count_if(condition):
+    """For ``take``: everything when ``condition`` holds, else nothing."""
+    return tf.where(condition, tf.constant(-1, tf.int64), tf.constant(0, tf.int64))

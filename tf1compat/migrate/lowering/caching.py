@@ -5,12 +5,14 @@ again each epoch. When a lowered pipeline reads its files for more than one epoc
 and its per-example map starts with deterministic work (parse, decode, fixed
 reshapes), :func:`plan_cache` rewrites the plan so that work is done once:
 
-- before the first element, every file is read and mapped through the
-  deterministic part of the map (batch-then-parse where it applies), in chunks of
-  256 rows kept as they were made (:class:`FileCache`, over
-  :mod:`tf1compat.pipeline.kept_chunks`), the narrowest values the rest uses (uint8
-  pixels rather than their float32 cast, which then runs every epoch);
-- each epoch then follows the producer's file order (its per-epoch shuffle with its
+- the first epoch reads every file and maps it through the deterministic part of
+  the map (batch-then-parse where it applies), in chunks of 256 rows kept as they
+  were made and as they stream on to the rest of the pipeline (:class:`FileCache`,
+  over :mod:`tf1compat.pipeline.kept_chunks`), the narrowest values the rest uses
+  (uint8 pixels rather than their float32 cast, which then runs every epoch); a read
+  inside an interleave (several readers taking files at once) is filled before the
+  first element instead;
+- each later epoch follows the producer's file order (its per-epoch shuffle with its
   seeds included) over those rows (:class:`CachedRead`), and the rest runs as
   before: shuffle buffers with their seeds, the per-example ops that vary (random
   crops and flips, py_func) on every epoch, batching. The elements are the same,
@@ -21,8 +23,9 @@ one whose per-example map starts with nothing deterministic, one whose cached
 values have no fixed shape, and one estimated above the budget before reading
 (rows: the files' sizes over the size of the first file's first records; a row:
 its fixed-size values, and at most a record per string).
-While filling, the bytes held are counted; above the budget the cache is dropped
-and the plan runs without it (the same elements).
+While filling, the bytes held are counted; above the budget the cache is dropped:
+the files are read again every epoch from there on (filled before the first element:
+the plan runs without the cache), with the same elements.
 """
 
 import copy
@@ -44,7 +47,7 @@ from tf1compat.migrate.lowering.plan import (
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, estimated_bytes, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
-from tf1compat.pipeline.kept_chunks import KeptChunks, fill
+from tf1compat.pipeline.kept_chunks import KeptChunks, fill, streamed
 
 __all__ = ["CachedPipeline", "CachedRead", "FileCache", "Rebatch", "plan_cache"]
 
@@ -157,31 +160,46 @@ def _inside_tf1_cond(order):
 class FileCache:
     """The cached rows of every file: ``fill`` is the chain (from an :class:`Element`
     file name) giving a file's rows in chunks of 256; ``specs`` the rows' components;
-    ``estimate`` the bytes expected before reading. ``state`` holds :meth:`filled`'s
-    values while :class:`CachedPipeline` builds the plan over them."""
+    ``estimate`` the bytes expected before reading; ``per_epoch`` the file names the
+    producer gives an epoch. ``streams``: the chunks are kept as the first epoch
+    streams them (:meth:`streamed`), else filled before the first element
+    (:meth:`filled`, for a read inside an interleave, whose readers take several
+    files at once); ``state`` holds :meth:`filled`'s values while
+    :class:`CachedPipeline` builds the plan over them."""
 
-    def __init__(self, files, fill, specs, budget, estimate):
-        self.files, self.fill, self.specs = files, fill, specs
+    def __init__(self, files, per_epoch, fill, specs, budget, estimate):
+        self.files, self.per_epoch, self.fill, self.specs = files, per_epoch, fill, specs
         self.budget, self.estimate = budget, estimate
+        self.streams = True
         self.state = None   # the KeptChunks while a dataset is built over them
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
         kept = ", ".join(dict.fromkeys(spec.dtype.name for spec in self.specs))
+        when = ("kept as the first epoch streams" if self.streams
+                else "filled before the first batch")
         return (f"cache({count} read once into memory, about {size_text(self.estimate)} "
-                f"({kept}) of a {size_text(self.budget)} budget: {self.fill.describe()})")
+                f"({kept}) of a {size_text(self.budget)} budget: {self.fill.describe()}; {when})")
+
+    def _file_chunks(self, filename):
+        return self.fill.build(tf.data.Dataset.from_tensors(filename))
+
+    def _chunk_specs(self):
+        return [tf.TensorSpec([None, *spec.shape], spec.dtype) for spec in self.specs]
 
     def filled(self):
         """The kept chunks of every file (:func:`~tf1compat.pipeline.kept_chunks.fill`):
         one element of each component's chunks, each file's first chunk and number of
         chunks, and whether all files fit the budget."""
-        chain = self.fill
+        return fill(self.files, tf.autograph.experimental.do_not_convert(self._file_chunks),
+                    self._chunk_specs(), self.budget)
 
-        @tf.autograph.experimental.do_not_convert
-        def file_chunks(filename):
-            return chain.build(tf.data.Dataset.from_tensors(filename))
-        specs = [tf.TensorSpec([None, *spec.shape], spec.dtype) for spec in self.specs]
-        return fill(self.files, file_chunks, specs, self.budget)
+    def streamed(self, names):
+        """The chunks of each file name of ``names`` (every epoch's), the first epoch's
+        kept as they are read (:func:`~tf1compat.pipeline.kept_chunks.streamed`)."""
+        return streamed(names, self.files, self.per_epoch,
+                        tf.autograph.experimental.do_not_convert(self._file_chunks),
+                        self._chunk_specs(), self.budget, _MISSING)
 
 
 class CachedRead(Step):
@@ -195,7 +213,11 @@ class CachedRead(Step):
         return self.cache.text()
 
     def apply(self, dataset):
-        kept, whole_files = self.cache.state, self.whole_files
+        cache, whole_files = self.cache, self.whole_files
+        if cache.streams:
+            chunks = cache.streamed(dataset)
+            return chunks if whole_files else chunks.unbatch()
+        kept = cache.state
 
         @tf.autograph.experimental.do_not_convert
         def per_file(filename):
@@ -220,9 +242,10 @@ class Rebatch(Step):
 
 
 class CachedPipeline(Step):
-    """The root of a cached plan: fills the cache, then builds ``upstream`` (the
-    plan with a :class:`CachedRead`) over it, or ``uncached`` (the plan without a
-    cache) when the rows did not fit the budget."""
+    """The root of a cached plan: builds ``upstream`` (the plan with a
+    :class:`CachedRead`); when the cache is filled before the first element, over
+    the filled cache, or ``uncached`` (the plan without a cache) when the rows did
+    not fit the budget."""
 
     def __init__(self, upstream, cache, uncached=None):
         self.upstream, self.cache, self.uncached = upstream, cache, uncached
@@ -232,6 +255,8 @@ class CachedPipeline(Step):
 
     def build(self, dataset=None):
         cache, inner, uncached = self.cache, self.upstream, self.uncached
+        if cache.streams:
+            return inner.build()
 
         @tf.autograph.experimental.do_not_convert
         def epochs(*state):
@@ -330,12 +355,13 @@ def _values_of(make):
 
 
 def _files(values):
-    """The distinct file names the producer yields (evaluated once)."""
+    """The distinct file names the producer yields, and how many it yields an epoch
+    (evaluated once)."""
     @tf.autograph.experimental.do_not_convert
     def one_epoch(_):
         return values.function(*(value for f in values.initial for value in f()))[0]
     names = _values_of(lambda: tf.data.Dataset.range(1).map(one_epoch).get_single_element())
-    return sorted(set(names.tolist()))
+    return sorted(set(names.tolist())), len(names)
 
 
 def _record_sizes(reading, name):
@@ -377,7 +403,7 @@ def plan_cache(plan, graph_def, budget):
         return None, split
     prefix, suffix, columns = split
     try:
-        files = _files(values)
+        files, per_epoch = _files(values)
     except (tf.errors.OpError, ValueError) as e:
         return None, f"the file names are known only when the pipeline runs ({e})"
     fill_read = copy.copy(read)
@@ -388,7 +414,8 @@ def plan_cache(plan, graph_def, budget):
                           for t in prefix.inputs]
     fill = vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
     specs = [tf.TensorSpec(t.shape, t.dtype) for t in columns]
-    cache = FileCache(files, fill, specs, budget, 0)
+    cache = FileCache(files, per_epoch, fill, specs, budget, 0)
+    cache.streams = read_place[1] is None   # not inside an interleave
     cache.estimate = _estimate(specs, read.reading, files)
     if cache.estimate > budget:
         return None, (f"about {size_text(cache.estimate)} to keep, above the "
