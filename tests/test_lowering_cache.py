@@ -168,6 +168,57 @@ def test_slim_provider_with_shuffle_batch_same_examples_per_epoch(tmp_path, imag
     assert_true_images(examples(cached), images)
 
 
+def one_file_slim_data(tmp_path, count):
+    """One file of ``count`` records in slim's layout (raw images of the id's value)."""
+    from tf1compat.pipeline import queues
+    from tf1compat.slim import dataset, tfexample_decoder
+
+    path = str(tmp_path / "train.tfrecord")
+    write_records(path, [make_example({"id": i, "image/encoded": bytes(
+        [i % 256] * int(np.prod(SHAPE))), "image/format": b"raw"}) for i in range(count)])
+    keys_to_features = {"id": tf.io.FixedLenFeature((), tf.int64),
+                        "image/encoded": tf.io.FixedLenFeature((), tf.string),
+                        "image/format": tf.io.FixedLenFeature((), tf.string, "raw")}
+    return dataset.Dataset(
+        data_sources=[path], reader=queues.TFRecordReader, num_samples=count,
+        decoder=tfexample_decoder.TFExampleDecoder(keys_to_features, {
+            "image": tfexample_decoder.Image(shape=SHAPE), "id": tfexample_decoder.Tensor("id")}),
+        items_to_descriptions={})
+
+
+@pytest.mark.parametrize("num_epochs, batching", [(4, "batch"), (6, "shuffle_batch")])
+def test_several_readers_of_one_file_stream_the_interleaves_elements(tmp_path, num_epochs,
+                                                                     batching):
+    """slim's DatasetDataProvider(num_readers=3) over one file of 600 records (chunks
+    of 256, 256, 88): the readers read the same rows in step, each row 3 times in a
+    row, then a last group of 1 (4 epochs) or 3 (6 epochs) names; cached, the first
+    group streams and the batches are the uncached interleave's, in order."""
+    from tf1compat.slim import dataset_data_provider
+
+    with tc.legacy_graph():
+        provider = dataset_data_provider.DatasetDataProvider(
+            one_file_slim_data(tmp_path, 600), num_readers=3, shuffle=False,
+            num_epochs=num_epochs)
+        image, example_id = provider.get(["image", "id"])
+        example = {"image": image, "id": example_id}
+        if batching == "batch":
+            batch = tc.batch(example, 50, allow_smaller_final_batch=True)
+        else:
+            batch = tc.shuffle_batch(example, 50, capacity=400, min_after_dequeue=300, seed=2,
+                                     allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch)
+        datasets = with_and_without(batch)
+    cached, uncached = map(batches, datasets)
+    assert "interleave(3 readers: cache(1 file read once into memory" in plan
+    assert "; kept as the first epoch streams)) -> " in plan
+    assert_same_batches(cached, uncached)
+    ids = [int(example["id"]) for example in examples(cached)]
+    assert collections.Counter(ids) == {i: num_epochs for i in range(600)}
+    if batching == "batch":
+        assert ids[:7] == [0, 0, 0, 1, 1, 1, 2]
+    assert all((example["image"] == example["id"] % 256).all() for example in examples(cached))
+
+
 def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
     paths, images = image_files
     with tc.legacy_graph():

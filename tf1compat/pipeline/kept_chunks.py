@@ -119,7 +119,8 @@ def _file_index(files, filename, missing):
 def streamed(names, files, per_epoch, file_chunks, specs, budget, missing):
     """Each file name's chunks (flat tuples of columns of ``specs``, chunk specs
     ``[None, ...]``), for the dataset ``names`` of file names (every epoch's, in
-    order, ``per_epoch`` of them an epoch, each of them in ``files``).
+    order, ``per_epoch`` of them an epoch, each of them in ``files``); an element of
+    ``names`` may be ``(file name, *extra)``, its chunks then ``(*extra, *columns)``.
 
     The first epoch's names are read (``file_chunks(filename)``, as in :func:`fill`)
     and each chunk, as it comes out, is kept in one TensorArray per column; later
@@ -134,21 +135,22 @@ def streamed(names, files, per_epoch, file_chunks, specs, budget, missing):
     @tf.autograph.experimental.do_not_convert
     def slots(position, name):
         """A first epoch's name: its chunks, as read; a later one: one empty slot."""
-        filename = tf.nest.flatten(name)[0]   # a producer's element: (file name,)
+        filename, *extra = tf.nest.flatten(name)   # a producer's element: (file name,)
         fresh = position < per_epoch
         index = _file_index(names_table, filename, missing)
 
         @tf.autograph.experimental.do_not_convert
         def read(*columns):
-            return (True, position, index, filename, *columns)
+            return (True, position, index, filename, tuple(extra), columns)
         chunks = file_chunks(filename).map(read)
-        later = tf.data.Dataset.from_tensors((False, position, index, filename, *blank))
+        later = tf.data.Dataset.from_tensors(
+            (False, position, index, filename, tuple(extra), blank))
         return chunks.take(_count_if(fresh)).concatenate(later.take(_count_if(~fresh)))
 
     @tf.autograph.experimental.do_not_convert
     def keep(state, slot):
         columns, first, counts, kept_at, total, over = state
-        fresh, position, index, filename, *values = slot
+        fresh, position, index, filename, extra, values = slot
         unclaimed = tf.logical_or(tf.equal(kept_at[index], -1),
                                   tf.equal(kept_at[index], position))
         claims = fresh & ~over & unclaimed
@@ -169,17 +171,21 @@ def streamed(names, files, per_epoch, file_chunks, specs, budget, missing):
         served = tuple(tf.cond(tf.equal(mode, _KEPT), lambda a=array: a, lambda e=empty: e)
                        for array, empty in zip(columns, _arrays(specs)[0], strict=True))
         return ((columns, first, counts, kept_at, total, over),
-                (mode, filename, first[index], counts[index], tuple(values), served))
+                (mode, filename, first[index], counts[index], extra, values, served))
 
     @tf.autograph.experimental.do_not_convert
-    def serve(mode, filename, first, count, values, columns):
+    def serve(mode, filename, first, count, extra, values, columns):
         @tf.autograph.experimental.do_not_convert
         def chunk(position):
             position = tf.cast(position, tf.int32)
-            return tuple(column.read(position) for column in columns)
-        fresh = tf.data.Dataset.from_tensors(values)
+            return (*extra, *(column.read(position) for column in columns))
+
+        @tf.autograph.experimental.do_not_convert
+        def tagged(*values):
+            return (*extra, *values)
+        fresh = tf.data.Dataset.from_tensors((*extra, *values))
         kept = tf.data.Dataset.range(first, first + count).map(chunk)
-        again = file_chunks(filename)
+        again = file_chunks(filename).map(tagged)
         return fresh.take(_count_if(tf.equal(mode, _FRESH))).concatenate(
             kept.take(_count_if(tf.equal(mode, _KEPT)))).concatenate(
             again.take(_count_if(tf.equal(mode, _AGAIN))))

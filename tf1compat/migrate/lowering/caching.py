@@ -9,9 +9,10 @@ reshapes), :func:`plan_cache` rewrites the plan so that work is done once:
   the map (batch-then-parse where it applies), in chunks of 256 rows kept as they
   were made and as they stream on to the rest of the pipeline (:class:`FileCache`,
   over :mod:`tf1compat.pipeline.kept_chunks`), the narrowest values the rest uses
-  (uint8 pixels rather than their float32 cast, which then runs every epoch); a read
-  inside an interleave (several readers taking files at once) is filled before the
-  first element instead;
+  (uint8 pixels rather than their float32 cast, which then runs every epoch);
+  several readers of one file read it once, each row handed to every reader in turn
+  (:class:`OneFileReaders`); a read inside an interleave of several files (readers
+  taking files at once) is filled before the first element instead;
 - each later epoch follows the producer's file order (its per-epoch shuffle with its
   seeds included) over those rows (:class:`CachedRead`), and the rest runs as
   before: shuffle buffers with their seeds, the per-example ops that vary (random
@@ -49,7 +50,7 @@ from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
 from tf1compat.pipeline.kept_chunks import KeptChunks, fill, streamed
 
-__all__ = ["CachedPipeline", "CachedRead", "FileCache", "Rebatch", "plan_cache"]
+__all__ = ["CachedPipeline", "CachedRead", "FileCache", "OneFileReaders", "Rebatch", "plan_cache"]
 
 _FILL_CHUNK = 256                # records read and mapped together while filling
 _MISSING = ("the file list changed since the pipeline was lowered); turn the cache off "
@@ -163,8 +164,8 @@ class FileCache:
     ``estimate`` the bytes expected before reading; ``per_epoch`` the file names the
     producer gives an epoch. ``streams``: the chunks are kept as the first epoch
     streams them (:meth:`streamed`), else filled before the first element
-    (:meth:`filled`, for a read inside an interleave, whose readers take several
-    files at once); ``state`` holds :meth:`filled`'s values while
+    (:meth:`filled`, for a read inside an interleave of several files, whose
+    readers take several files at once); ``state`` holds :meth:`filled`'s values while
     :class:`CachedPipeline` builds the plan over them."""
 
     def __init__(self, files, per_epoch, fill, specs, budget, estimate):
@@ -194,10 +195,11 @@ class FileCache:
         return fill(self.files, tf.autograph.experimental.do_not_convert(self._file_chunks),
                     self._chunk_specs(), self.budget)
 
-    def streamed(self, names):
-        """The chunks of each file name of ``names`` (every epoch's), the first epoch's
-        kept as they are read (:func:`~tf1compat.pipeline.kept_chunks.streamed`)."""
-        return streamed(names, self.files, self.per_epoch,
+    def streamed(self, names, per_epoch=None):
+        """The chunks of each file name of ``names`` (every epoch's, ``per_epoch`` an
+        epoch: by default the producer's), the first epoch's kept as they are read
+        (:func:`~tf1compat.pipeline.kept_chunks.streamed`)."""
+        return streamed(names, self.files, per_epoch or self.per_epoch,
                         tf.autograph.experimental.do_not_convert(self._file_chunks),
                         self._chunk_specs(), self.budget, _MISSING)
 
@@ -224,6 +226,35 @@ class CachedRead(Step):
             chunks = kept.chunks(filename)
             return chunks if whole_files else chunks.unbatch()
         return dataset.flat_map(per_file)
+
+
+class OneFileReaders(Step):
+    """An :class:`~tf1compat.migrate.lowering.plan.Interleave` of ``count`` readers
+    whose only step is a :class:`CachedRead` of a producer of one file (slim's
+    ``DatasetDataProvider(num_readers=4)`` over one file): the readers take the name
+    in turn and read the same rows in step, so the interleave gives each row
+    ``count`` times in a row (fewer for a last group of names). Here each group of
+    ``count`` names is one name, its rows read once, kept as the first group
+    streams, and each row given once per name of the group: the interleave's
+    elements, in its order."""
+
+    def __init__(self, upstream, cache, count):
+        self.upstream, self.cache, self.count = upstream, cache, count
+
+    def text(self):
+        return f"interleave({self.count} readers: {self.cache.text()})"
+
+    def apply(self, dataset):
+        @tf.autograph.experimental.do_not_convert
+        def group_of(names):
+            names = tf.nest.flatten(names)[0]
+            return names[0], tf.size(names, tf.int64)
+
+        @tf.autograph.experimental.do_not_convert
+        def each_row_per_name(readers, *columns):
+            return tuple(tf.repeat(column, readers, axis=0) for column in columns)
+        groups = dataset.batch(self.count).map(group_of)
+        return self.cache.streamed(groups, per_epoch=1).map(each_row_per_name).unbatch()
 
 
 class Rebatch(Step):
@@ -386,6 +417,25 @@ def _estimate(specs, reading, files):
     return 0
 
 
+def _one_file_readers(plan, interleave, cached_read, cache):
+    """``plan`` with ``interleave`` (readers of one file) as :class:`OneFileReaders`
+    when its template is ``cached_read`` then maps picking components (moved after
+    it), kept as the first group of names streams; else ``plan`` as it is."""
+    template = interleave.template.chain()
+    selections = template[2:]
+    if template[1] is not cached_read or not all(
+            isinstance(step, Map) and step.function.is_selection and not step.unbatch
+            for step in selections):
+        return plan
+    cache.streams = True
+    readers = OneFileReaders(interleave.upstream, cache, interleave.count)
+    for selection in selections:
+        moved = copy.copy(selection)
+        moved.upstream = readers
+        readers = moved
+    return _substitute(plan, interleave, readers, plan.chain(), None)
+
+
 def plan_cache(plan, graph_def, budget):
     """``(cached plan, None)`` for ``plan`` (before batch-then-parse; its steps are
     not changed), or ``(None, why not)``; the cached plan is vectorized and starts
@@ -415,7 +465,7 @@ def plan_cache(plan, graph_def, budget):
     fill = vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
     specs = [tf.TensorSpec(t.shape, t.dtype) for t in columns]
     cache = FileCache(files, per_epoch, fill, specs, budget, 0)
-    cache.streams = read_place[1] is None   # not inside an interleave
+    cache.streams = read_place[1] is None   # inside an interleave: see _one_file_readers
     cache.estimate = _estimate(specs, read.reading, files)
     if cache.estimate > budget:
         return None, (f"about {size_text(cache.estimate)} to keep, above the "
@@ -429,6 +479,9 @@ def plan_cache(plan, graph_def, budget):
     plan = _substitute(plan, map_step, replacement, *map_place)
     plan = vectorize(plan, graph_def)   # a suffix of widening ops runs on the batches
     chain = plan.chain()
+    if read_place[1] is not None and len(files) == 1:
+        plan = _one_file_readers(plan, read_place[1], cached_read, cache)
+        chain = plan.chain()
     if cached_read in chain and chain.index(cached_read) + 1 < len(chain):
         batch = chain[chain.index(cached_read) + 1]
         if isinstance(batch, Batch) and not batch.padded:
