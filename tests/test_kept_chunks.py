@@ -107,3 +107,18 @@ def test_a_name_outside_the_files_fails_naming_what_to_do(files):
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match=r"a file the in-memory cache does not hold \(the file list changed\)"):
         list(dataset.as_numpy_iterator())
+
+
+@pytest.mark.parametrize("budget", [10 ** 9, int(1.5 * CHUNK * ROW_BYTES)],
+                         ids=["kept", "above the budget in the first file"])
+def test_extra_values_of_a_name_come_with_each_of_its_chunks(files, budget):
+    """Names given as (file name, tag): every chunk comes with its name's tag, read,
+    kept or read again."""
+    keys = ["a", "b", "b", "a", "a", "b"]
+    names = tf.data.Dataset.from_tensor_slices(
+        ([files[key] for key in keys], [10 * p for p in range(len(keys))]))
+    specs = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([None], tf.float64)]
+    dataset = streamed(names, sorted(files.values()), 2, read_with_time, specs, budget,
+                       "test")
+    rows = [(int(tag), int(i)) for tag, ids, _ in dataset.as_numpy_iterator() for i in ids]
+    assert rows == [(10 * p, i) for p, key in enumerate(keys) for i in ids_of([key])]
