@@ -24,13 +24,19 @@ def make_examples(rng, count):
             for image, label in zip(images, labels, strict=True)]
 
 
-def write_slim_files(directory, examples, num_files=4):
-    """Write ``examples`` as slim image TFRecords (PNG), dealt round-robin over
-    ``num_files`` files; returns the glob pattern matching them."""
+def write_slim_files(directory, examples, num_files=4, image_format=None):
+    """Write ``examples`` as slim image TFRecords, dealt round-robin over
+    ``num_files`` files; returns the glob pattern matching them. ``image_format``
+    gives each example's (``b"png"`` or ``b"raw"``) from its index; PNG for all
+    by default."""
+    image_format = image_format or (lambda index: b"png")
     encoded = encode_png(np.stack([e["image"] for e in examples]))
-    records = [make_example({"image/encoded": png, "image/format": b"png",
-                             "image/class/label": int(e["label"])})
-               for png, e in zip(encoded, examples, strict=True)]
+    records = []
+    for index, (png, e) in enumerate(zip(encoded, examples, strict=True)):
+        kind = image_format(index)
+        records.append(make_example({
+            "image/encoded": png if kind == b"png" else e["image"].tobytes(),
+            "image/format": kind, "image/class/label": int(e["label"])}))
     for index in range(num_files):
         write_records(os.path.join(directory, f"train-{index:05d}.tfrecord"),
                       records[index::num_files])

@@ -13,6 +13,7 @@ from tf1compat.pipeline.graph_model import op_types
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
 from tf1compat.migrate.lowering.graph_function import trace_function  # noqa: E402
+from tf1compat.pipeline.graph_model.cond_branches import passing_branch, with_branch  # noqa: E402
 from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
@@ -24,7 +25,7 @@ v1 = tf.compat.v1
 
 _NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES",
                  "NO_QUEUE_RUNNERS_NOTICE", "PARSE_KEY_KINDS", "PARSE_NUM_SPARSE",
-                 "QUEUE_END_MESSAGE"}
+                 "QUEUE_END_MESSAGE", "IF_OUTPUT_TYPES"}
 
 
 def _op_type_names():
@@ -367,3 +368,41 @@ def test_exclusive_case_checks_its_predicates_in_an_if_holding_only_an_assert():
 def _asserted(tensor):
     with tf.control_dependencies([tf.debugging.Assert(False, ["empty"])]):
         return tf.identity(tensor)
+
+
+def test_a_cond_is_an_if_op_naming_its_branches_and_output_types():
+    with tc.legacy_graph() as graph:
+        x = v1.placeholder(tf.int64, [])
+        y = tf.cond(x > 0, lambda: x * 2, lambda: x - 1)
+    op = y.op.inputs[0].op if y.op.type == op_types.IDENTITY else y.op
+    assert op.type in op_types.IFS
+    functions = {f.signature.name for f in graph.as_graph_def().library.function}
+    assert {op.node_def.attr[a].func.name for a in op_types.IF_BRANCHES.values()} <= functions
+    assert list(op.node_def.attr[op_types.IF_OUTPUT_TYPES].list.type) == [tf.int64.as_datatype_enum]
+
+
+@pytest.mark.parametrize("taken, expected", [(True, -10), (False, -6)])
+def test_with_branch_runs_one_branch_whatever_the_predicate(taken, expected):
+    with tc.legacy_graph() as graph:
+        x = v1.placeholder(tf.int64, [], name="x")
+        y = tf.identity(tf.cond(x > 0, lambda: x * 2, lambda: x - 1), name="y")
+    cond = next(op for op in graph.get_operations() if op.type in op_types.IFS)
+    rewritten = with_branch(graph.as_graph_def(), cond.name, taken)
+    with tf.Graph().as_default() as copy:
+        v1.import_graph_def(rewritten, name="")
+        assert not [op for op in copy.get_operations() if op.type in op_types.IFS]
+        with v1.Session(graph=copy) as session:
+            assert session.run("y:0", {"x:0": -5}) == expected
+    assert y.op.name == "y"
+
+
+def test_the_passing_branch_of_an_asserts_cond_and_of_other_conds():
+    with tc.legacy_graph() as graph:
+        x = v1.placeholder(tf.int64, [])
+        tf.debugging.Assert(x > 0, [x], name="check")
+        tf.cond(x > 0, lambda: x * 2, lambda: x - 1, name="choice")
+    graph_def = graph.as_graph_def()
+    conds = {op.name.split("/")[0]: op for op in graph.get_operations()
+             if op.type in op_types.IFS}
+    assert passing_branch(graph_def, conds["check"].node_def) is True
+    assert passing_branch(graph_def, conds["choice"].node_def) is None

@@ -298,11 +298,64 @@ def test_slim_provider_batch_and_prefetch_queue(tmp_path, rng):
             queue = tc.prefetch_queue([images, labels], capacity=2, dynamic_pad=True)
             fetches = queue.dequeue()
             plan = tc.describe_lowering(fetches)
-            assert "-> batch(4, keep remainder) -> map(per batch, map_fn: " in plan, plan
+            assert ("-> batch(4, keep remainder) -> map(vectorized when a batch takes one "
+                    "branch of its 2 conds, else per batch, map_fn: ") in plan, plan
             assert plan.endswith(") -> prefetch(2); not cached: the files are read once "
                                  "(1 epoch)"), plan
             assert ("interleave(3 readers" in plan) is (num_readers == 3)
             assert_equal_to_own_lowering(fetches, ordered=ordered, count=26)
+
+
+@pytest.mark.parametrize("png_every", [None, 7])
+def test_slim_raw_images_decode_on_the_batch_when_no_example_of_it_is_png(
+        tmp_path, rng, png_every):
+    """slim's Image handler picks its decoder with a cond on the record's format: a
+    batch of raw images only decodes as one, batches holding a PNG go one by one."""
+    examples = make_examples(rng, 26)
+
+    def image_format(index):
+        return b"png" if png_every and index % png_every == 3 else b"raw"
+    pattern = write_slim_files(str(tmp_path), examples, num_files=1, image_format=image_format)
+    with tc.legacy_graph():
+        items = legacy_items(get_split_factory(pattern, 26), shuffle=False)
+        batch = tc.batch([items["image"], items["label"]], 4, allow_smaller_final_batch=True)
+        assert ("-> batch(4, keep remainder) -> map(vectorized when a batch takes one branch "
+                "of its 2 conds, else per batch, map_fn: ") in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=26)
+        dataset = tc.to_tf_data(batch)
+    got = np.concatenate([images for images, _ in dataset.as_numpy_iterator()])
+    np.testing.assert_array_equal(got, np.stack([e["image"] for e in examples]))
+
+
+def test_a_cond_with_exact_branches_runs_each_on_the_batches_that_all_take_it(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        ident = example["id"]
+        value = tf.cond(ident < 6, lambda: ident * 3, lambda: ident - 100)
+        batch = tc.batch([value, ident], 4, allow_smaller_final_batch=True)
+        assert "map(vectorized when a batch takes one branch of its 1 cond, else per batch, " \
+            "map_fn: " in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=21)
+        dataset = tc.to_tf_data(batch)
+    values = np.concatenate([v for v, _ in dataset.as_numpy_iterator()])
+    np.testing.assert_array_equal(values, [i * 3 if i < 6 else i - 100 for i in range(21)])
+
+
+def test_a_failing_assert_in_a_batch_run_on_the_batch_raises_its_message(tfrecords):
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords)
+        check = tf.debugging.Assert(example["id"] < 13, ["id too large:", example["id"]])
+        with tf.control_dependencies([check]):
+            ident = tf.identity(example["id"])
+        batch = tc.batch([ident], 4, allow_smaller_final_batch=True)
+        assert "map(vectorized when a batch takes one branch of its 1 cond" in \
+            tc.describe_lowering(batch)
+        dataset = tc.to_tf_data(batch)
+    delivered = []
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"id too large:.*\b13\b"):
+        for ids in dataset:
+            delivered.append(ids.numpy().tolist())
+    assert delivered == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
 
 
 def test_tutorial_inputs_with_per_batch_ops(tmp_path):

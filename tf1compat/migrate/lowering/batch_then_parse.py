@@ -7,18 +7,25 @@ op by op; tf.data runs the same work several times faster on batches
 it holds records or parsed examples) behind the batch, where one call handles the
 whole batch:
 
-- ``ParseExampleV2`` of a record (``parse_single_example``) becomes the same op on
+- ``ParseExampleV2`` of a record (``parse_single_example``, or slim's
+  ``parse_example`` of the record made a vector of one) becomes the same op on
   the batch of records (dense features only);
-- ``DecodeRaw`` of a record or of a parsed string becomes one ``DecodeRaw`` of the
-  batch, guarded: a batch whose strings differ in length runs the per-example
-  function instead (``tf.map_fn``), so nothing fails that did not fail before;
+- ``DecodeRaw`` becomes one ``DecodeRaw`` of the batch, guarded: a batch whose
+  strings differ in length runs the per-example function instead (``tf.map_fn``),
+  so nothing fails that did not fail before;
 - the other ops are vectorized by TensorFlow's ``pfor`` (``tf.vectorized_map``)
   when their values do not depend on batching (reshapes, slices, casts,
   comparisons, integer arithmetic); else, when they are image decoding, parsing,
   string work or conds (``op_types.PER_EXAMPLE_EXACT``, also inside the conds'
   branches), they run example by example inside the batch's call (``tf.map_fn``:
   the same ops on the same values, without tf.data's cost per element, two to
-  three times a CIFAR-sized example's parse and decode).
+  three times a CIFAR-sized example's parse and decode);
+- a ``tf.cond`` (slim's image decoding picks its decoder by the record's format)
+  runs on the batch when every example of the batch takes the same branch: the
+  function with the cond replaced by that branch's ops is planned as above, and
+  when it vectorizes, batches whose predicates all agree with it run it, the
+  others the per-example way. An assert's cond has one such branch, the passing
+  one.
 
 Anything else keeps the per-example map: random numbers and py_func (their values
 depend on the order of the calls), float arithmetic (TensorFlow's optimizer
@@ -26,15 +33,21 @@ rewrites it by the graph around it: measured to round differently inside
 tf.map_fn), outputs of no fixed shape. The values are the same bit for bit.
 """
 
-from tf1compat._tf import tf
+import functools
+import itertools
+
+from tf1compat._tf import tf, v1
 from tf1compat.migrate.lowering.feature_pruning import ParsePruning
 from tf1compat.migrate.lowering.graph_function import trace_function
 from tf1compat.migrate.lowering.plan import Batch, Map, Shuffle, Step
-from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model import cond_branches, op_types
+from tf1compat.pipeline.graph_model.index import ancestors
 from tf1compat.pipeline.graph_model.varying import called_nodes
 
 __all__ = ["vectorize", "VectorizedMap"]
 
+# Branch combinations tried for a function's conds (each is planned and traced).
+_MAX_BRANCH_CHOICES = 4
 
 
 def _dense_outputs(parse):
@@ -43,20 +56,80 @@ def _dense_outputs(parse):
     return [parse.outputs[position] for position, in positions["dense"]]
 
 
-def _liftable_parse(op, inputs, function):
-    """A parse_single_example of a function input whose outputs the function uses
-    are dense features only, of fully defined shapes (those of the keys it parses)."""
-    serialized = op.inputs[0]
-    if serialized.name not in inputs or serialized.shape.rank != 0:
-        return False
-    shapes = op.get_attr("dense_shapes")
+def _has_shape(tensor, dimensions):
+    return tensor.shape.rank is not None and tensor.shape.as_list() == dimensions
+
+
+def _one_value_of(tensor, inputs):
+    """``(function input, op)`` when ``tensor`` holds one value of a function input:
+    the input itself when it is a scalar (op None), or the input an ``ExpandDims``
+    or a reshape to ``[1]`` (the op's type) made a vector of one; else None."""
+    if tensor.name in inputs:
+        return (tensor.name, None) if tensor.shape.rank == 0 else None
+    source = tensor.op.inputs[0] if tensor.op.inputs else None
+    if source is None or source.name not in inputs:
+        return None
+    if tensor.op.type == op_types.EXPAND_DIMS and source.shape.rank in (0, None) and \
+            tf.get_static_value(tensor.op.inputs[1]) == 0:
+        return source.name, tensor.op.type
+    if tensor.op.type == op_types.RESHAPE and _has_shape(tensor, [1]):
+        return source.name, tensor.op.type
+    return None
+
+
+class _BatchedParse:
+    """A parse of one record run on the batch's records (see :func:`_batched_parse`)."""
+
+    def __init__(self, op, records, names, graph_def, pruning):
+        self.op, self.records, self.names = op, records, names
+        self.pruning = pruning or ParsePruning(op, {t.name for t in op.outputs})
+        self.arguments = trace_function(graph_def, list(op.inputs[1 if names is None else 2:]))
+
+    def outputs(self):
+        """The parse's outputs the batched parse gives (its kept dense values)."""
+        return [_dense_outputs(self.op)[i] for i in self.pruning.kept["dense"]]
+
+    def __call__(self, values):
+        """``{output name: batched value}``; each example's value has the op's shape
+        (with a leading 1 where the records were made vectors of one)."""
+        def batch_vector(name, op_type):
+            """The batch's values of one example each, failing where the per-example op
+            fails: a reshape to [1] of an example of more values, an ExpandDims or a
+            parse of an example that is not a scalar."""
+            value = values[name]
+            if op_type == op_types.RESHAPE:
+                return tf.reshape(value, tf.shape(value)[:1])
+            return tf.ensure_shape(value, [None])
+        arguments = self.arguments()
+        if self.names is not None:
+            arguments = [batch_vector(*self.names), *arguments]
+        parsed = tf.raw_ops.ParseExampleV2(serialized=batch_vector(*self.records),
+                                           **self.pruning.batched_arguments(arguments))
+        vector = self.records[1] is not None
+        dense = [tf.expand_dims(v, 1) if vector else v for v in parsed.dense_values]
+        return dict(zip((t.name for t in self.outputs()), dense, strict=True))
+
+
+def _batched_parse(op, inputs, function, graph_def):
+    """A :class:`_BatchedParse` of ``op``, or None: a parse of one record (or of a
+    vector of one) of a function input, with no example names or the input's own,
+    whose outputs the function uses are dense features of fully defined shapes."""
+    records = _one_value_of(op.inputs[0], inputs)
+    names = _one_value_of(op.inputs[1], inputs)
+    if records is None or (names is None and not _has_shape(op.inputs[1], [0])):
+        return None
+    if names is not None and (names[1] is None) != (records[1] is None):
+        return None     # one of names and records a vector of one, the other a scalar
     pruning = function.prunings.get(op.name)
+    shapes = op.get_attr("dense_shapes")
     parsed = pruning.kept["dense"] if pruning is not None else range(len(shapes))
     if not all(tf.TensorShape(shapes[i]).is_fully_defined() for i in parsed):
-        return False
+        return None
     ops = set(function.ops)
     dense = {t.name for t in _dense_outputs(op)}
-    return all(t.name in dense or not ops.intersection(t.consumers()) for t in op.outputs)
+    if not all(t.name in dense or not ops.intersection(t.consumers()) for t in op.outputs):
+        return None
+    return _BatchedParse(op, records, names, graph_def, pruning)
 
 
 def _exact_one_by_one(node):
@@ -68,28 +141,6 @@ def _exact_one_by_one(node):
         tf.as_dtype(dtype).is_integer or tf.as_dtype(dtype) == tf.bool)
 
 
-def _plan_lifting(function, graph_def):
-    """``(parse ops, decode ops, whether the rest is vectorized)``: what runs on the
-    batch, or None when the function cannot run on batches with the same values."""
-    if function.is_selection or function.stateful_op_types():
-        return None
-    inputs = {t.name for t in function.inputs}
-    parses = [op for op in function.ops
-              if op.type == op_types.PARSE_EXAMPLE and _liftable_parse(op, inputs, function)]
-    batched = inputs | {t.name for op in parses for t in _dense_outputs(op)}
-    decodes = [op for op in function.ops
-               if op.type == op_types.DECODE_RAW and op.inputs[0].name in batched]
-    lifted = set(parses) | set(decodes)
-    if all(op in lifted or _exact(op) for op in function.ops):
-        return parses, decodes, True
-    if not all(t.shape.is_fully_defined() for t in function.outputs):  # tf.map_fn stacks
-        return None
-    if all(_exact_one_by_one(node) for op in function.ops
-           for node in (op.node_def, *called_nodes(op.node_def, graph_def))):
-        return parses, decodes, False
-    return None
-
-
 def _exact(op):
     if op.type in op_types.BATCH_EXACT:
         return True
@@ -97,60 +148,196 @@ def _exact(op):
         t.dtype.is_integer or t.dtype == tf.bool for t in [*op.inputs, *op.outputs])
 
 
-class VectorizedMap(Step):
-    """A per-example :class:`Map` run once per batch (see the module docstring)."""
+class _Lifting:
+    """How one function runs on a batch: its parses on the batch's records, its
+    ``DecodeRaw`` ops on the batch (their inputs computed by ``pfor`` first when the
+    parse does not give them), then the rest, by ``pfor`` (``vectorized``) or
+    ``tf.map_fn``."""
 
-    def __init__(self, upstream, per_example, parses, decodes, vectorized, graph_def):
-        self.upstream, self.per_example = upstream, per_example
-        self.parses, self.decodes, self.vectorized = parses, decodes, vectorized
-        self.deterministic = per_example.deterministic
-        function = per_example.function
-        self.parse_arguments = [trace_function(graph_def, list(op.inputs[1:])) for op in parses]
-        lifted, own = set(parses) | set(decodes), set(function.ops)
+    def __init__(self, function, graph_def, parses, decodes, vectorized):
+        self.function, self.parses, self.decodes = function, parses, decodes
+        self.vectorized = vectorized
         sources = {t.op for t in function.inputs}
-        computed = [t for t in function.outputs if t.op in own and t.op not in lifted]
+        parse_ops = {parse.op.name for parse in parses}
+        given = {t.name for t in function.inputs} | {
+            t.name for parse in parses for t in parse.outputs()}
+        decoded = [op.inputs[0] for op in decodes if op.inputs[0].name not in given]
+        self.decode_inputs = trace_function(
+            graph_def, decoded, lambda op: op.name in parse_ops or op in sources) \
+            if decoded else None
+        lifted, own = parse_ops | {op.name for op in decodes}, set(function.ops)
+        computed = [t for t in function.outputs if t.op in own and t.op.name not in lifted]
         # A parse left in the rest (tf.map_fn) parses only the keys the function's parse does.
         self.rest = trace_function(graph_def, computed,
-                                   lambda op: op in lifted or op in sources,
+                                   lambda op: op.name in lifted or op in sources,
                                    prune_features=bool(function.prunings))
 
-    def text(self):
-        how = "vectorized" if self.vectorized else "per batch, map_fn"
-        return f"map({how}: {', '.join(self.per_example.parts())})"
+    def has_decode_inputs(self, values):
+        """Whether ``values`` holds the decodes' inputs."""
+        return self.decode_inputs is None or all(
+            t.name in values for t in self.decode_inputs.outputs)
 
-    def _parsed(self, components):
-        """``{graph tensor name: batched value}`` of the inputs and the parsed features."""
-        map_step = self.per_example
-        values = {t.name: components[i]
-                  for t, i in zip(map_step.function.inputs, map_step.positions, strict=True)}
-        prunings = map_step.function.prunings
-        for op, arguments in zip(self.parses, self.parse_arguments, strict=True):
-            pruning = prunings.get(op.name) or ParsePruning(op, {t.name for t in op.outputs})
-            parsed = tf.raw_ops.ParseExampleV2(serialized=values[op.inputs[0].name],
-                                               **pruning.batched_arguments(arguments()))
-            kept = [_dense_outputs(op)[i] for i in pruning.kept["dense"]]
-            values.update(zip((t.name for t in kept), parsed.dense_values, strict=True))
-        return values
+    def decode_checks(self, values):
+        """``values`` with the decodes' inputs added, and one check per decode: its
+        strings have one length (the decode gives a matrix)."""
+        values = dict(values)
+        if not self.has_decode_inputs(values):
+            values.update(_run_vectorized(self.decode_inputs, values))
+        lengths = [tf.strings.length(values[op.inputs[0].name]) for op in self.decodes]
+        return values, [tf.reduce_all(tf.equal(n, n[:1])) for n in lengths]
 
-    def _rest(self, values):
-        """The function's outputs from the parsed batch: decode, then the rest (pfor,
-        or ``tf.map_fn``)."""
+    def outputs(self, values):
+        """The function's outputs from ``values`` (decode inputs included): decode,
+        then the rest (pfor, or ``tf.map_fn``)."""
         values = dict(values)
         for op in self.decodes:
             values[op.outputs[0].name] = tf.io.decode_raw(
                 values[op.inputs[0].name], op.get_attr("out_type"),
                 little_endian=op.get_attr("little_endian"))
         if self.rest.outputs:
-            arguments = tuple(values[t.name] for t in self.rest.inputs)
             if self.vectorized:
-                results = tf.vectorized_map(lambda sliced: tuple(self.rest(*sliced)),
-                                            arguments, fallback_to_while_loop=False)
+                results = _run_vectorized(self.rest, values)
             else:
+                arguments = tuple(values[t.name] for t in self.rest.inputs)
                 signature = tuple(tf.TensorSpec(t.shape, t.dtype) for t in self.rest.outputs)
-                results = tf.map_fn(lambda sliced: tuple(self.rest(*sliced)), arguments,
-                                    fn_output_signature=signature)
-            values.update(zip((t.name for t in self.rest.outputs), results, strict=True))
-        return tuple(values[t.name] for t in self.per_example.function.outputs)
+                results = dict(zip((t.name for t in self.rest.outputs), tf.map_fn(
+                    lambda sliced: tuple(self.rest(*sliced)), arguments,
+                    fn_output_signature=signature), strict=True))
+            values.update(results)
+        return tuple(values[t.name] for t in self.function.outputs)
+
+
+def _run_vectorized(function, values):
+    """``{output name: batched value}`` of ``function`` run by pfor on ``values``."""
+    arguments = tuple(values[t.name] for t in function.inputs)
+    results = tf.vectorized_map(lambda sliced: tuple(function(*sliced)), arguments,
+                                fallback_to_while_loop=False)
+    return dict(zip((t.name for t in function.outputs), results, strict=True))
+
+
+def _plan_lifting(function, graph_def, parses=None):
+    """The :class:`_Lifting` of ``function``, or None when it cannot run on batches
+    with the same values. ``parses``: the batched parses to use (by default, every
+    parse that can be)."""
+    if function.is_selection or function.stateful_op_types():
+        return None
+    inputs = {t.name for t in function.inputs}
+    if parses is None:
+        parses = [parse for op in function.ops if op.type == op_types.PARSE_EXAMPLE
+                  for parse in [_batched_parse(op, inputs, function, graph_def)] if parse]
+    parse_ops = {parse.op.name for parse in parses}
+    sources = {t.op for t in function.inputs}
+    decodes = [op for op in function.ops if op.type == op_types.DECODE_RAW and all(
+        _exact(before) for before in ancestors([op.inputs[0]], lambda o: o.name in parse_ops
+                                               or o in sources)
+        if before.name not in parse_ops and before not in sources)]
+    lifted = parse_ops | {op.name for op in decodes}
+    if all(op.name in lifted or _exact(op) for op in function.ops):
+        return _Lifting(function, graph_def, parses, decodes, True)
+    if not all(t.shape.is_fully_defined() for t in function.outputs):  # tf.map_fn stacks
+        return None
+    if all(_exact_one_by_one(node) for op in function.ops
+           for node in (op.node_def, *called_nodes(op.node_def, graph_def))):
+        return _Lifting(function, graph_def, parses, decodes, False)
+    return None
+
+
+class _BranchVariant:
+    """The function with each of its conds replaced by one branch (``taken``: the
+    predicate's value for it), run on the batch when every example's predicates
+    agree. ``first`` computes the predicates, then the decodes' inputs when they
+    are computed outside the branches (or only passed into them): the predicates
+    and the decodes' strings are then checked in one cond, not two (a cond costs a
+    call per batch)."""
+
+    def __init__(self, conds, taken, lifting, first):
+        self.conds, self.taken, self.lifting, self.first = conds, taken, lifting, first
+
+    def outputs_or(self, values, otherwise):
+        """The outputs on the batch when its examples all take these branches (and
+        the decodes' strings have one length), else ``otherwise()``."""
+        values = {**values, **_run_vectorized(self.first, values)}
+        agree = [tf.reduce_all(tf.equal(values[p.name], taken))
+                 for p, taken in zip(self.first.outputs[:len(self.taken)], self.taken,
+                                     strict=True)]
+        if self.lifting.has_decode_inputs(values):
+            decoded, checks = self.lifting.decode_checks(values)
+            return tf.cond(tf.reduce_all(agree + checks),
+                           lambda: self.lifting.outputs(decoded), otherwise)
+
+        def branches():
+            decoded, checks = self.lifting.decode_checks(values)
+            return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
+                           otherwise)
+        return tf.cond(tf.reduce_all(agree), branches, otherwise)
+
+
+def _branch_variants(function, graph_def, base):
+    """The :class:`_BranchVariant` s of ``function`` that vectorize, given its
+    ``base`` lifting (their parses are its); none when it has no cond, or too many."""
+    conds = [op for op in function.ops if op.type in op_types.IFS]
+    choices = []
+    for op in conds:
+        passing = cond_branches.passing_branch(graph_def, op.node_def)
+        choices.append([passing] if passing is not None else [True, False])
+    if not conds or len(list(itertools.product(*choices))) > _MAX_BRANCH_CHOICES:
+        return []
+    names = {op.name for op in ancestors(function.outputs)}
+    closure = type(graph_def)()
+    closure.versions.CopyFrom(graph_def.versions)
+    closure.library.CopyFrom(graph_def.library)
+    closure.node.extend(node for node in graph_def.node if node.name in names)
+    cond_names = {op.name for op in conds}
+    parse_ops = {parse.op.name for parse in base.parses}
+    inlined = tuple(f"{name}/" for name in cond_names)
+    variants = []
+    for taken in itertools.product(*choices):
+        variant_def = closure
+        for op, branch in zip(conds, taken, strict=True):
+            variant_def = cond_branches.with_branch(variant_def, op.name, branch)
+        graph = tf.Graph()
+        with graph.as_default():
+            v1.import_graph_def(variant_def, name="")
+        inputs = [graph.get_tensor_by_name(t.name) for t in function.inputs]
+        sources = {t.op for t in inputs}
+        variant = trace_function(variant_def, [graph.get_tensor_by_name(t.name)
+                                               for t in function.outputs],
+                                 lambda op, sources=sources: op in sources)
+        # The base's parses run first: the variant reads their values by name.
+        lifting = _plan_lifting(variant, variant_def, base.parses)
+        if lifting is None or not lifting.vectorized:
+            continue
+        def in_branch(op):
+            return op.name.startswith(inlined) or op.name in cond_names
+        predicates = [graph.get_tensor_by_name(op.inputs[0].name) for op in conds]
+        decode_inputs = lifting.decode_inputs.outputs if lifting.decode_inputs else []
+        if lifting.decode_inputs and any(in_branch(op) and op.type not in op_types.PLUMBING
+                                         for op in lifting.decode_inputs.ops):
+            decode_inputs = []      # computed inside a branch: only once the branch is sure
+        first = trace_function(variant_def, predicates + decode_inputs,
+                               lambda op, sources=sources: op.name in parse_ops or op in sources)
+        if any(in_branch(op) or not _exact(op) for op in first.ops
+               if op.type not in op_types.PLUMBING):
+            continue    # a predicate computed inside a branch, or not by pfor
+        variants.append(_BranchVariant(conds, taken, lifting, first))
+    return variants
+
+
+class VectorizedMap(Step):
+    """A per-example :class:`Map` run once per batch (see the module docstring)."""
+
+    def __init__(self, upstream, per_example, lifting, variants):
+        self.upstream, self.per_example = upstream, per_example
+        self.lifting, self.variants = lifting, variants
+        self.deterministic = per_example.deterministic
+
+    def text(self):
+        how = "vectorized" if self.lifting.vectorized else "per batch, map_fn"
+        if self.variants:
+            conds = len(self.variants[0].conds)
+            how = (f"vectorized when a batch takes one branch of its {conds} "
+                   f"cond{'s' if conds > 1 else ''}, else {how}")
+        return f"map({how}: {', '.join(self.per_example.parts())})"
 
     def _per_example(self, components):
         """The function applied to each element of the batch in turn."""
@@ -161,16 +348,26 @@ class VectorizedMap(Step):
                          fn_output_signature=signature)
 
     def apply(self, dataset):
+        map_step = self.per_example
+
         @tf.autograph.experimental.do_not_convert
         def call(*components):
-            values = self._parsed(components)
-            if not self.decodes:
-                return self._rest(values)
-            # Strings of one length decode into a matrix; other batches go one by one.
-            lengths = [tf.strings.length(values[op.inputs[0].name]) for op in self.decodes]
-            same = tf.reduce_all([tf.reduce_all(tf.equal(n, n[:1])) for n in lengths])
-            return tf.cond(same, lambda: self._rest(values),
-                           lambda: self._per_example(components))
+            values = {t.name: components[i]
+                      for t, i in zip(map_step.function.inputs, map_step.positions, strict=True)}
+            for parse in self.lifting.parses:
+                values.update(parse(values))
+
+            def lifted():
+                # Strings of one length decode into a matrix; other batches go one by one.
+                decoded, checks = self.lifting.decode_checks(values)
+                if not checks:
+                    return self.lifting.outputs(decoded)
+                return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
+                               lambda: self._per_example(components))
+            run = lifted
+            for variant in reversed(self.variants):
+                run = functools.partial(variant.outputs_or, values, run)
+            return run()
         return dataset.map(call, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
 
@@ -189,11 +386,13 @@ def vectorize(plan, graph_def):
         lifting = _plan_lifting(map_step.function, graph_def)
         if lifting is None:
             continue
+        variants = [] if lifting.vectorized else _branch_variants(
+            map_step.function, graph_def, lifting)
         if shuffle is not None:
             shuffle.upstream = map_step.upstream
         else:
             batch.upstream = map_step.upstream
-        vectorized = VectorizedMap(batch, map_step, *lifting, graph_def)
+        vectorized = VectorizedMap(batch, map_step, lifting, variants)
         if index + 1 < len(steps):
             steps[index + 1].upstream = vectorized
         else:

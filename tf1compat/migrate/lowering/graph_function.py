@@ -19,7 +19,7 @@ from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.feature_pruning import prune_parses
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import ancestors
-from tf1compat.pipeline.graph_model.varying import varying_ops
+from tf1compat.pipeline.graph_model.varying import has_stateful_or_calls, varying_ops
 
 __all__ = ["GraphFunction", "trace_function", "check_fetch"]
 
@@ -177,6 +177,7 @@ class GraphFunction:
                     for node in self._graph_def.node for name in node.input
                     if not name.startswith("^")}
         self._mapped = [t.name for t in inputs if t.name in consumed]
+        self._isolated = has_stateful_or_calls(self._graph_def)
 
     @property
     def is_selection(self):
@@ -230,12 +231,6 @@ class GraphFunction:
         by_name = dict(zip((t.name for t in self.inputs), values, strict=True))
         computed = {}
         if self._computed:
-            # Imported in a function of its own (wrap_function: no automatic control
-            # dependencies), called with the values of the enclosing one. Imported into
-            # a tf.data function directly, its ops met tf.function's automatic control
-            # dependencies, which do not know imported v1 conds: with a cond holding an
-            # Assert (tf.case(exclusive=True)) and another Assert (tf.random_crop's check)
-            # the function returned nothing ("No return value for index 0").
             mapped = [tf.convert_to_tensor(by_name[name]) for name in self._mapped]
 
             def imported(*arguments):
@@ -243,8 +238,18 @@ class GraphFunction:
                     self._graph_def, input_map=dict(zip(self._mapped, arguments, strict=True)),
                     return_elements=self._returned, name="lowered")
 
-            wrapped = v1.wrap_function(imported, [tf.TensorSpec.from_tensor(t) for t in mapped])
-            results = wrapped(*mapped)
-            computed = dict(zip(self._computed, results, strict=True))
+            # Ops that are stateful or call functions are imported in a function of
+            # their own (wrap_function: no automatic control dependencies), called with
+            # the values of the enclosing one. Imported into a tf.data function
+            # directly, they met tf.function's automatic control dependencies, which do
+            # not know imported v1 conds: with a cond holding an Assert
+            # (tf.case(exclusive=True)) and another Assert (tf.random_crop's check) the
+            # function returned nothing ("No return value for index 0"). Other ops are
+            # imported where they are called: wrapping costs a trace, and pfor a
+            # conversion of the wrapped function (seconds of start-up).
+            if self._isolated:
+                imported = v1.wrap_function(
+                    imported, [tf.TensorSpec.from_tensor(t) for t in mapped])
+            computed = dict(zip(self._computed, imported(*mapped), strict=True))
         return [computed[t.name] if t.name in computed else by_name[t.name]
                 for t in self.outputs]

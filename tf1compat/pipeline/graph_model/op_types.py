@@ -82,7 +82,8 @@ RECOMPUTED_AFTER_CACHE = frozenset({
 # Arithmetic, exact on integers only. On floats TensorFlow's graph optimizer rewrites
 # it by the graph's shape (x / c becomes x * (1 / c), constants are regrouped), so
 # the batched graph can round differently from the per-example one (measured).
-INTEGER_BATCH_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod"})
+INTEGER_BATCH_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod",
+                                 "Sum", "Prod", "Max", "Min", "ArgMax", "ArgMin"})
 # Ops computing one example's values from its own inputs alone, with no float
 # arithmetic for the optimizer to rewrite: run example by example inside a batch's
 # call (tf.map_fn) they give the per-example map's values. With BATCH_EXACT and the
@@ -95,10 +96,17 @@ PER_EXAMPLE_EXACT = frozenset({
     "All", "Any", "Switch", "Merge", "If", "StatelessIf", "Case", "StatelessCase",
     "PartitionedCall", "StatefulPartitionedCall",
 })
-# Exact on integers example by example (not under pfor): integer reductions too.
-INTEGER_PER_EXAMPLE_EXACT = INTEGER_BATCH_EXACT | {"Sum", "Prod", "Max", "Min", "ArgMax",
-                                                   "ArgMin"}
+INTEGER_PER_EXAMPLE_EXACT = INTEGER_BATCH_EXACT
 PARSE_EXAMPLE, DECODE_RAW = "ParseExampleV2", "DecodeRaw"
+# A v2 tf.cond: inputs the predicate, then the branches' arguments; the branches are
+# functions named by these attributes (taken when the predicate is true, false).
+IFS = frozenset({"If", "StatelessIf"})
+IF_BRANCHES = {True: "then_branch", False: "else_branch"}
+IF_OUTPUT_TYPES = "Tout"
+ASSERT = "Assert"
+# Ops making a record a vector of one (slim's decoder parses ``expand_dims(record, 0)``
+# with parse_example, its reader key ``reshape(key, [1])`` the example's name).
+EXPAND_DIMS, RESHAPE = "ExpandDims", "Reshape"
 # ParseExampleV2 (parse_example and parse_single_example): inputs serialized, names,
 # sparse_keys, dense_keys, ragged_keys, then one dense default per dense key; the
 # list attributes holding one entry per key, by kind of key; "num_sparse" counts

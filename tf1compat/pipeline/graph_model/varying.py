@@ -9,7 +9,7 @@ because a branch holds an ``Assert``. An op type TensorFlow does not know varies
 
 from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
 
-__all__ = ["called_nodes", "varying_ops"]
+__all__ = ["called_nodes", "has_stateful_or_calls", "varying_ops"]
 
 
 def _attribute_functions(attributes):
@@ -62,3 +62,14 @@ def called_nodes(node, graph_def):
             nodes.append(inner)
             pending.extend(_attribute_functions(inner.attr))
     return nodes
+
+
+def has_stateful_or_calls(graph_def):
+    """Whether a node of ``graph_def`` is stateful (an ``Assert`` too), calls a
+    function (a cond, a loop) or is of a type TensorFlow does not know: what
+    tf.function's automatic control dependencies act on."""
+    for node in graph_def.node:
+        op_def = op_def_registry.get(node.op)
+        if op_def is None or op_def.is_stateful or any(_attribute_functions(node.attr)):
+            return True
+    return False

@@ -1,0 +1,81 @@
+"""A ``tf.cond`` replaced by the ops of one of its branches.
+
+A v2 cond is an ``If`` op calling one of two functions of the graph's library. For
+a batch whose examples all take the same branch, :func:`with_branch` gives the
+graph with the ``If`` op replaced by a copy of that branch's ops, so the branch's
+work can run on the whole batch. The copy keeps the ``If`` op's name: an
+``IdentityN`` of that name passes on the branch's outputs, so its consumers are
+unchanged.
+"""
+
+from tensorflow.core.framework import graph_pb2, node_def_pb2
+from tensorflow.python.framework.function_def_to_graph import function_def_to_graph_def
+
+from tf1compat.pipeline.graph_model import op_types
+
+__all__ = ["with_branch", "branch_nodes", "passing_branch"]
+
+
+def _function(graph_def, node, taken):
+    name = node.attr[op_types.IF_BRANCHES[taken]].func.name
+    return next(f for f in graph_def.library.function if f.signature.name == name)
+
+
+def branch_nodes(graph_def, node, taken):
+    """The nodes of the branch an ``If`` node runs when its predicate is ``taken``."""
+    return list(_function(graph_def, node, taken).node_def)
+
+
+def passing_branch(graph_def, node):
+    """For the cond of a ``tf.debugging.Assert`` (one branch holds an ``Assert``, the
+    other only passes values on), the predicate's value taking the passing branch;
+    None for other conds."""
+    for taken in (True, False):
+        passing = all(n.op in op_types.PLUMBING for n in branch_nodes(graph_def, node, taken))
+        if passing and any(n.op == op_types.ASSERT
+                           for n in branch_nodes(graph_def, node, not taken)):
+            return taken
+    return None
+
+
+def _renamed(name, prefix):
+    control = name.startswith("^")
+    return ("^" if control else "") + prefix + name.lstrip("^")
+
+
+def with_branch(graph_def, name, taken):
+    """A copy of ``graph_def`` whose ``If`` node ``name`` runs the branch for a
+    predicate ``taken`` (True: ``then_branch``) unconditionally."""
+    result = graph_pb2.GraphDef()
+    result.CopyFrom(graph_def)
+    index = next(i for i, node in enumerate(result.node) if node.name == name)
+    node = result.node[index]
+    function = _function(result, node, taken)
+    body, flat_names = function_def_to_graph_def(function)
+    prefix = f"{name}/{op_types.IF_BRANCHES[taken]}/"
+    arguments = [i for i in node.input if not i.startswith("^")][1:]
+    controls = [i for i in node.input if i.startswith("^")]
+    by_argument = dict(zip((a.name for a in function.signature.input_arg), arguments,
+                           strict=True))
+    copies = []
+    for inner in body.node:
+        copy = result.node.add()
+        if inner.name in by_argument:     # an argument's placeholder: the If's input
+            copy.name, copy.op = prefix + inner.name, op_types.IDENTITY
+            copy.input.append(by_argument[inner.name])
+            copy.attr["T"].type = inner.attr["dtype"].type
+        else:
+            copy.CopyFrom(inner)
+            copy.name = prefix + inner.name
+            del copy.input[:]
+            copy.input.extend(_renamed(i, prefix) for i in inner.input)
+        copy.input.extend(controls)
+        copies.append(copy.name)
+    outputs = [prefix + flat_names[function.ret[arg.name]]
+               for arg in function.signature.output_arg]
+    passed = node_def_pb2.NodeDef(name=name, op="IdentityN" if outputs else "NoOp")
+    passed.input.extend(outputs or [f"^{copy}" for copy in copies])
+    if outputs:
+        passed.attr["T"].list.type.extend(node.attr[op_types.IF_OUTPUT_TYPES].list.type)
+    result.node[index].CopyFrom(passed)
+    return result
