@@ -276,6 +276,8 @@ def _branch_variants(function, graph_def, base):
     """The :class:`_BranchVariant` s of ``function`` that vectorize, given its
     ``base`` lifting (their parses are its); none when it has no cond, or too many."""
     conds = [op for op in function.ops if op.type in op_types.IFS]
+    if any(op.inputs[0].dtype != tf.bool or op.inputs[0].shape.rank != 0 for op in conds):
+        return []   # an If's predicate that is not a boolean scalar (tf.cond makes those)
     choices = []
     for op in conds:
         passing = cond_branches.passing_branch(graph_def, op.node_def)
@@ -289,7 +291,8 @@ def _branch_variants(function, graph_def, base):
     closure.node.extend(node for node in graph_def.node if node.name in names)
     cond_names = {op.name for op in conds}
     parse_ops = {parse.op.name for parse in base.parses}
-    inlined = tuple(f"{name}/" for name in cond_names)
+    inlined = tuple(cond_branches.copied_prefix(name, taken)
+                    for name in cond_names for taken in (True, False))
     variants = []
     for taken in itertools.product(*choices):
         variant_def = closure

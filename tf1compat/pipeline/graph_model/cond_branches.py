@@ -13,7 +13,7 @@ from tensorflow.python.framework.function_def_to_graph import function_def_to_gr
 
 from tf1compat.pipeline.graph_model import op_types
 
-__all__ = ["with_branch", "branch_nodes", "passing_branch"]
+__all__ = ["with_branch", "branch_nodes", "copied_prefix", "passing_branch"]
 
 
 def _function(graph_def, node, taken):
@@ -43,6 +43,11 @@ def _renamed(name, prefix):
     return ("^" if control else "") + prefix + name.lstrip("^")
 
 
+def copied_prefix(name, taken):
+    """The prefix of the names of the ops :func:`with_branch` copies into the graph."""
+    return f"{name}/{op_types.IF_BRANCHES[taken]}/"
+
+
 def with_branch(graph_def, name, taken):
     """A copy of ``graph_def`` whose ``If`` node ``name`` runs the branch for a
     predicate ``taken`` (True: ``then_branch``) unconditionally."""
@@ -52,7 +57,7 @@ def with_branch(graph_def, name, taken):
     node = result.node[index]
     function = _function(result, node, taken)
     body, flat_names = function_def_to_graph_def(function)
-    prefix = f"{name}/{op_types.IF_BRANCHES[taken]}/"
+    prefix = copied_prefix(name, taken)
     arguments = [i for i in node.input if not i.startswith("^")][1:]
     controls = [i for i in node.input if i.startswith("^")]
     by_argument = dict(zip((a.name for a in function.signature.input_arg), arguments,
