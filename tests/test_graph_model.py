@@ -17,7 +17,7 @@ from tf1compat.pipeline.graph_model.cond_branches import passing_branch, with_br
 from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
-from tf1compat.pipeline.graph_model.varying import varying_ops  # noqa: E402
+from tf1compat.pipeline.graph_model.varying import has_stateful_or_calls, varying_ops  # noqa: E402
 from tf1compat.records import tfrecord  # noqa: E402
 
 pytestmark = pytest.mark.tf
@@ -406,3 +406,15 @@ def test_the_passing_branch_of_an_asserts_cond_and_of_other_conds():
              if op.type in op_types.IFS}
     assert passing_branch(graph_def, conds["check"].node_def) is True
     assert passing_branch(graph_def, conds["choice"].node_def) is None
+
+
+def test_what_needs_a_function_of_its_own_against_automatic_control_dependencies():
+    def graph_def_of(build):
+        with tc.legacy_graph() as graph:
+            x = v1.placeholder(tf.int64, [])
+            build(x)
+        return graph.as_graph_def()
+    assert not has_stateful_or_calls(graph_def_of(lambda x: tf.reshape(x * 2 + 1, [1])))
+    assert has_stateful_or_calls(graph_def_of(lambda x: tf.debugging.Assert(x > 0, [x])))
+    assert has_stateful_or_calls(graph_def_of(lambda x: tf.cond(x > 0, lambda: x, lambda: -x)))
+    assert has_stateful_or_calls(graph_def_of(lambda x: tf.random.uniform([2])))
