@@ -238,6 +238,42 @@ def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
     assert_true_images(examples(cached), images)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_random_ops_on_several_threads_run_after_the_shuffle_buffer(image_files, threads):
+    """Random flips and crops that TF1 ran on 2 threads (drawn in no fixed order) run
+    after the shuffle buffer, which then holds the kept uint8 rows (48 bytes against
+    the crops' 27 floats): each epoch still gives every example once, with new draws.
+    On one thread the seeded draws keep TF1's order: the map stays before it."""
+    paths, images = image_files
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=4, shuffle=False)
+        example = decoded(tc.TFRecordReader().read(queue)[1])
+        flipped = tf.image.random_flip_left_right(example["image"], seed=7)
+        example["augmented"] = tf.cast(tf.image.random_crop(flipped, [3, 3, 3], seed=8),
+                                       tf.float32)
+        batch = tc.shuffle_batch(example, 3, capacity=20, min_after_dequeue=10, seed=3,
+                                 num_threads=threads, allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch)
+        datasets = with_and_without(batch)
+    cached, uncached = map(batches, datasets)
+    after_cache = plan.rsplit("streams) -> ", 1)[1]
+    if threads == 1:
+        assert after_cache.startswith("map(") and "in order: stateful" in after_cache
+        assert_same_batches(cached, uncached)
+        return
+    assert after_cache.startswith("shuffle(buffer 10, seed 3) -> map("), plan
+    ids = [int(example["id"]) for example in examples(cached)]
+    assert collections.Counter(ids) == {i: 4 for i in range(sum(COUNTS))}
+    crops = collections.defaultdict(set)
+    for example in examples(cached):
+        image = images[int(example["id"])]
+        windows = [np.asarray(flip[r:r + 3, c:c + 3], np.float32)
+                   for flip in (image, image[:, ::-1]) for r in range(2) for c in range(2)]
+        assert any((example["augmented"] == window).all() for window in windows)
+        crops[int(example["id"])].add(example["augmented"].tobytes())
+    assert sum(len(seen) > 1 for seen in crops.values()) >= sum(COUNTS) - 3
+
+
 def tutorial_crops(paths, num_epochs):
     """The CIFAR tutorial's shape of work: uint8 pixels cast to float32, padded and
     transposed, then randomly cropped and flipped (the widening kept before the crop)."""
