@@ -22,10 +22,10 @@ whole batch:
   three times a CIFAR-sized example's parse and decode);
 - a ``tf.cond`` (slim's image decoding picks its decoder by the record's format)
   runs on the batch when every example of the batch takes the same branch: the
-  function with the cond replaced by that branch's ops is planned as above, and
-  when it vectorizes, batches whose predicates all agree with it run it, the
-  others the per-example way. An assert's cond has one such branch, the passing
-  one.
+  function with the cond replaced by that branch's ops is planned as above
+  (vectorized, or ``tf.map_fn`` without the cond's call per example), and
+  batches whose predicates all agree with it run it, the others the per-example
+  way. An assert's cond has one such branch, the passing one.
 
 Anything else keeps the per-example map: random numbers and py_func (their values
 depend on the order of the calls), float arithmetic (TensorFlow's optimizer
@@ -273,8 +273,9 @@ class _BranchVariant:
 
 
 def _branch_variants(function, graph_def, base):
-    """The :class:`_BranchVariant` s of ``function`` that vectorize, given its
-    ``base`` lifting (their parses are its); none when it has no cond, or too many."""
+    """The :class:`_BranchVariant` s of ``function`` that run on batches (those that
+    vectorize first), given its ``base`` lifting (their parses are its); none when it
+    has no cond, or too many."""
     conds = [op for op in function.ops if op.type in op_types.IFS]
     if any(op.inputs[0].dtype != tf.bool or op.inputs[0].shape.rank != 0 for op in conds):
         return []   # an If's predicate that is not a boolean scalar (tf.cond makes those)
@@ -308,7 +309,7 @@ def _branch_variants(function, graph_def, base):
                                  lambda op, sources=sources: op in sources)
         # The base's parses run first: the variant reads their values by name.
         lifting = _plan_lifting(variant, variant_def, base.parses)
-        if lifting is None or not lifting.vectorized:
+        if lifting is None:
             continue
         def in_branch(op):
             return op.name.startswith(inlined) or op.name in cond_names
@@ -323,7 +324,7 @@ def _branch_variants(function, graph_def, base):
                if op.type not in op_types.PLUMBING):
             continue    # a predicate computed inside a branch, or not by pfor
         variants.append(_BranchVariant(conds, taken, lifting, first))
-    return variants
+    return sorted(variants, key=lambda variant: not variant.lifting.vectorized)
 
 
 class VectorizedMap(Step):
@@ -338,8 +339,10 @@ class VectorizedMap(Step):
         how = "vectorized" if self.lifting.vectorized else "per batch, map_fn"
         if self.variants:
             conds = len(self.variants[0].conds)
-            how = (f"vectorized when a batch takes one branch of its {conds} "
-                   f"cond{'s' if conds > 1 else ''}, else {how}")
+            branch = f"one branch of its {conds} cond{'s' if conds > 1 else ''}"
+            how = (f"vectorized when a batch takes {branch}, else {how}"
+                   if self.variants[0].lifting.vectorized
+                   else f"{how}, {branch} when the batch takes it")
         return f"map({how}: {', '.join(self.per_example.parts())})"
 
     def _per_example(self, components):
