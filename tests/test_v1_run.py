@@ -184,6 +184,7 @@ CORRUPT = """
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.usefixtures("no_thread_leaks")  # the closed sessions' step threads end
 def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offset(
         tmp_path, in_process, capsys):
     from tf1compat.records.tfrecord import write_records

@@ -105,7 +105,10 @@ class _StepThread:
             del value
 
     def stop(self):
+        """End the helper thread after the steps asked before; a later call starts
+        another."""
         self._requests.put(None)
+        self._thread = None
 
 
 class _SessionState:
@@ -190,6 +193,9 @@ def _run_answering_signals(original, runtime):
 
 def _close_not_waiting_when_interrupted(original, runtime):
     def close(self):
+        # its step thread ends now, not when the session is collected: a coordinator's
+        # error (its traceback's frames) can keep the session alive for good
+        runtime.stop_steps(self)
         if not runtime.interrupted:
             return original(self)
         # The interrupted step (a py_func that sleeps, a reader's open) may keep
@@ -338,6 +344,13 @@ class QueueRuntime:
                 state = self._states[session] = _SessionState(self._note_interrupt)
                 weakref.finalize(session, state.steps.stop)
             return state
+
+    def stop_steps(self, session):
+        """End the thread that runs ``session``'s main-thread steps, if it has one."""
+        with self._lock:
+            state = self._states.get(session)
+        if state is not None:
+            state.steps.stop()
 
     def _note_interrupt(self):
         self.interrupted = True
