@@ -478,6 +478,9 @@ def test_a_server_gone_for_good_ends_the_read_within_the_bound(request, records,
         f"data-service dispatcher --port {port} --work-dir DIR`: with the same DIR it "
         "carries on its jobs) and run again")
     assert "end of data" not in out
+    # a worker whose dispatcher is gone outlasts SIGTERM (the finalizer's stop waited 20 s
+    # for it before its kill): this cluster is done with
+    workers[0].stop(signal.SIGKILL)
 
 
 def test_data_service_timeout_is_checked_before_anything_runs(tmp_path):
