@@ -171,17 +171,24 @@ def test_sparse_features_are_refused(record_files):
 
 # ---------------------------------------------------------------- slim fast path
 
-@pytest.fixture(params=["png", "raw"])
+@pytest.fixture(params=["png", "raw", "mixed"])
 def cifar_split(request, tmp_path, rng):
-    """A slim CIFAR-10 train split of 45 images in PNG or raw records, and the images."""
+    """A slim CIFAR-10 train split of 45 images in PNG or raw records (mixed: PNG,
+    every 20th raw, record 30 a JPEG of a flat gray image), and the images."""
     images = rng.integers(0, 256, (45, 32, 32, 3), dtype=np.uint8)
     labels = rng.integers(0, 10, 45)
-    encoded = (cifar10.encode_png(images) if request.param == "png"
-               else [image.tobytes() for image in images])
+    formats = [request.param.encode()] * 45
+    if request.param == "mixed":
+        images[30] = 128
+        formats = [b"raw" if i % 20 == 7 else b"jpeg" if i == 30 else b"png" for i in range(45)]
+    pngs = cifar10.encode_png(images)
+    encoded = [image.tobytes() if kind == b"raw" else
+               tf.io.encode_jpeg(image, quality=100).numpy() if kind == b"jpeg" else png
+               for image, png, kind in zip(images, pngs, formats, strict=True)]
     tfrecord.write_records(str(tmp_path / "cifar10_train.tfrecord"), (example.make_example({
-        "image/encoded": data, "image/format": request.param.encode(),
+        "image/encoded": data, "image/format": kind,
         "image/class/label": int(label), "image/height": 32, "image/width": 32,
-    }) for data, label in zip(encoded, labels, strict=True)))
+    }) for data, kind, label in zip(encoded, formats, labels, strict=True)))
     return cifar10.get_split("train", str(tmp_path)), images, labels
 
 

@@ -10,8 +10,9 @@ own handlers:
 
 * ``Tensor`` of one dense feature: a reshape of the whole batch;
 * ``Image`` of raw bytes (every record's format ``raw``): one ``decode_raw`` of
-  the batch; other formats (PNG, JPEG) are decoded per example by the handler
-  itself inside one ``tf.map_fn``;
+  the batch; of PNGs (no record raw nor a JPEG, uint8 items): the handler's
+  ``decode_image`` of each record inside one ``tf.map_fn``; others (JPEG, mixed
+  formats) are decoded per example by the handler itself inside one ``tf.map_fn``;
 * any other handler: the handler per example inside ``tf.map_fn``.
 
 So ``get(items)`` returns the batched tensors of the classic pipeline, with the
@@ -71,17 +72,40 @@ def _per_example(handler, keys_to_tensors, spec):
     return tf.map_fn(handler.tensors_to_item, keys_to_tensors, fn_output_signature=spec)
 
 
+def _image_settings(handler):
+    """``(channels, repeated)`` of an ``Image`` handler, kept by tf-slim in attributes
+    without public accessors (unchanged since ``tf.contrib.slim``), read here only."""
+    return handler._channels, handler._repeated  # noqa: SLF001 - see docstring
+
+
 def _batched_image(handler, keys_to_tensors, spec):
-    """Decode an ``Image`` item for a batch: one ``decode_raw`` when all records are raw."""
+    """Decode an ``Image`` item for a batch as the handler decodes each example: one
+    ``decode_raw`` when every record's format is raw; ``decode_image`` of each record
+    inside one ``tf.map_fn`` when none is raw nor a JPEG and the item is uint8 (the
+    handler's own branch for those, without its two conds per example); else the
+    handler per example."""
     image_key, format_key = handler.keys
-    all_raw = tf.reduce_all(tf.reduce_any(
-        tf.equal(keys_to_tensors[format_key][:, None], RAW_FORMATS), axis=1))
+    images = keys_to_tensors[image_key]
+    raw = tf.reduce_any(tf.equal(keys_to_tensors[format_key][:, None], RAW_FORMATS), axis=1)
+    channels, repeated = _image_settings(handler)
 
     def decode_raw():
-        pixels = tf.io.decode_raw(keys_to_tensors[image_key], spec.dtype)
+        pixels = tf.io.decode_raw(images, spec.dtype)
         return tf.reshape(pixels, [-1, *spec.shape])
 
-    return tf.cond(all_raw, decode_raw, lambda: _per_example(handler, keys_to_tensors, spec))
+    def per_example():
+        return _per_example(handler, keys_to_tensors, spec)
+
+    def decode_images():
+        return tf.map_fn(
+            lambda image: tf.reshape(tf.io.decode_image(image, channels=channels), spec.shape),
+            images, fn_output_signature=spec)
+
+    if spec.dtype != tf.uint8 or repeated:
+        return tf.cond(tf.reduce_all(raw), decode_raw, per_example)
+    encoded = tf.logical_not(tf.reduce_any(raw) | tf.reduce_any(tf.io.is_jpeg(images)))
+    return tf.cond(tf.reduce_all(raw), decode_raw,
+                   lambda: tf.cond(encoded, decode_images, per_example))
 
 
 def _batched_item(handler, keys_to_tensors):
