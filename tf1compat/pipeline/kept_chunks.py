@@ -163,13 +163,13 @@ def streamed(names, files, per_epoch, file_chunks, specs, budget, missing):
             first, at, [tf.cast(columns[0].size(), tf.int64)]), first)
         counts = tf.where(kept, tf.tensor_scatter_nd_add(counts, at, [1]), counts)
         kept_at = tf.where(kept, tf.tensor_scatter_nd_update(kept_at, at, [position]), kept_at)
-        columns = tuple(
-            tf.cond(kept, lambda a=array, v=value: a.write(a.size(), v),
-                    lambda a=array, e=empty: tf.cond(over, lambda: e, lambda: a))
-            for array, value, empty in zip(columns, values, _arrays(specs)[0], strict=True))
+        # One cond for all columns: each cond is a function to trace.
+        columns = tf.cond(kept, lambda: tuple(
+            array.write(array.size(), value) for array, value in zip(columns, values,
+                                                                     strict=True)),
+            lambda: tf.cond(over, lambda: _arrays(specs)[0], lambda: columns))
         mode = tf.where(fresh, _FRESH, tf.where(over, _AGAIN, _KEPT))
-        served = tuple(tf.cond(tf.equal(mode, _KEPT), lambda a=array: a, lambda e=empty: e)
-                       for array, empty in zip(columns, _arrays(specs)[0], strict=True))
+        served = tf.cond(tf.equal(mode, _KEPT), lambda: columns, lambda: _arrays(specs)[0])
         return ((columns, first, counts, kept_at, total, over),
                 (mode, filename, first[index], counts[index], extra, values, served))
 
