@@ -334,6 +334,7 @@ class VectorizedMap(Step):
         self.upstream, self.per_example = upstream, per_example
         self.lifting, self.variants = lifting, variants
         self.deterministic = per_example.deterministic
+        self._traced = None
 
     def text(self):
         how = "vectorized" if self.lifting.vectorized else "per batch, map_fn"
@@ -353,28 +354,33 @@ class VectorizedMap(Step):
         return tf.map_fn(lambda sliced: tuple(map_step.function(*sliced)), inputs,
                          fn_output_signature=signature)
 
-    def apply(self, dataset):
+    def _on_batch(self, *components):
+        """The function's outputs for a batch (its components as the upstream gives them)."""
         map_step = self.per_example
+        values = {t.name: components[i]
+                  for t, i in zip(map_step.function.inputs, map_step.positions, strict=True)}
+        for parse in self.lifting.parses:
+            values.update(parse(values))
 
-        @tf.autograph.experimental.do_not_convert
-        def call(*components):
-            values = {t.name: components[i]
-                      for t, i in zip(map_step.function.inputs, map_step.positions, strict=True)}
-            for parse in self.lifting.parses:
-                values.update(parse(values))
+        def lifted():
+            # Strings of one length decode into a matrix; other batches go one by one.
+            decoded, checks = self.lifting.decode_checks(values)
+            if not checks:
+                return self.lifting.outputs(decoded)
+            return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
+                           lambda: self._per_example(components))
+        run = lifted
+        for variant in reversed(self.variants):
+            run = functools.partial(variant.outputs_or, values, run)
+        return run()
 
-            def lifted():
-                # Strings of one length decode into a matrix; other batches go one by one.
-                decoded, checks = self.lifting.decode_checks(values)
-                if not checks:
-                    return self.lifting.outputs(decoded)
-                return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
-                               lambda: self._per_example(components))
-            run = lifted
-            for variant in reversed(self.variants):
-                run = functools.partial(variant.outputs_or, values, run)
-            return run()
-        return dataset.map(call, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    def apply(self, dataset):
+        # One tf.function for every dataset this step is applied to (the cache reads a
+        # file in two places): traced once, not once per dataset.map (about 0.4 s each).
+        if self._traced is None:
+            self._traced = tf.function(self._on_batch, autograph=False)
+        return dataset.map(self._traced, num_parallel_calls=tf.data.AUTOTUNE,
+                           deterministic=True)
 
 
 def vectorize(plan, graph_def):
