@@ -295,6 +295,7 @@ def _processes_running(program):
 
 
 @pytest.mark.slow
+@pytest.mark.alone      # failed 2 times in 4 inside an xdist worker, never on its own
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("wait, signum, status, said", [
     ("run", signal.SIGINT, 130, "interrupted"), ("join", signal.SIGINT, 130, "interrupted"),
