@@ -137,7 +137,7 @@ def _exact_one_by_one(node):
     if node.op in op_types.BATCH_EXACT or node.op in op_types.PER_EXAMPLE_EXACT:
         return True
     dtype = node.attr["T"].type if "T" in node.attr else None
-    return node.op in op_types.INTEGER_PER_EXAMPLE_EXACT and dtype is not None and (
+    return node.op in op_types.INTEGER_BATCH_EXACT and dtype is not None and (
         tf.as_dtype(dtype).is_integer or tf.as_dtype(dtype) == tf.bool)
 
 

@@ -79,9 +79,10 @@ RECOMPUTED_AFTER_CACHE = frozenset({
     IDENTITY, "Cast", "Reshape", "Transpose", "ExpandDims", "Squeeze", "StridedSlice",
     "Pad", "PadV2", "MirrorPad",
 })
-# Arithmetic, exact on integers only. On floats TensorFlow's graph optimizer rewrites
-# it by the graph's shape (x / c becomes x * (1 / c), constants are regrouped), so
-# the batched graph can round differently from the per-example one (measured).
+# Arithmetic and reductions, exact on integers only (on the batch and example by
+# example alike). On floats TensorFlow's graph optimizer rewrites them by the graph's
+# shape (x / c becomes x * (1 / c), constants are regrouped), so the batched graph can
+# round differently from the per-example one (measured).
 INTEGER_BATCH_EXACT = frozenset({"Add", "AddV2", "Sub", "Mul", "Square", "FloorDiv", "FloorMod",
                                  "Sum", "Prod", "Max", "Min", "ArgMax", "ArgMin"})
 # Ops computing one example's values from its own inputs alone, with no float
@@ -96,7 +97,6 @@ PER_EXAMPLE_EXACT = frozenset({
     "All", "Any", "Switch", "Merge", "If", "StatelessIf", "Case", "StatelessCase",
     "PartitionedCall", "StatefulPartitionedCall",
 })
-INTEGER_PER_EXAMPLE_EXACT = INTEGER_BATCH_EXACT
 PARSE_EXAMPLE, DECODE_RAW = "ParseExampleV2", "DecodeRaw"
 # A v2 tf.cond: inputs the predicate, then the branches' arguments; the branches are
 # functions named by these attributes (taken when the predicate is true, false).
