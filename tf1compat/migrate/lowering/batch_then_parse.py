@@ -38,7 +38,7 @@ import itertools
 
 from tf1compat._tf import tf, v1
 from tf1compat.migrate.lowering.feature_pruning import ParsePruning
-from tf1compat.migrate.lowering.graph_function import trace_function
+from tf1compat.migrate.lowering.graph_function import sub_graph_def, trace_function
 from tf1compat.migrate.lowering.plan import Batch, Map, Shuffle, Step
 from tf1compat.pipeline.graph_model import cond_branches, op_types
 from tf1compat.pipeline.graph_model.index import ancestors
@@ -285,15 +285,14 @@ def _branch_variants(function, graph_def, base):
         choices.append([passing] if passing is not None else [True, False])
     if not conds or len(list(itertools.product(*choices))) > _MAX_BRANCH_CHOICES:
         return []
-    names = {op.name for op in ancestors(function.outputs)}
-    closure = type(graph_def)()
-    closure.versions.CopyFrom(graph_def.versions)
-    closure.library.CopyFrom(graph_def.library)
-    closure.node.extend(node for node in graph_def.node if node.name in names)
+    closure = sub_graph_def(graph_def, {op.name for op in ancestors(function.outputs)})
     cond_names = {op.name for op in conds}
     parse_ops = {parse.op.name for parse in base.parses}
     inlined = tuple(cond_branches.copied_prefix(name, taken)
                     for name in cond_names for taken in (True, False))
+
+    def in_branch(op):
+        return op.name.startswith(inlined) or op.name in cond_names
     variants = []
     for taken in itertools.product(*choices):
         variant_def = closure
@@ -311,8 +310,6 @@ def _branch_variants(function, graph_def, base):
         lifting = _plan_lifting(variant, variant_def, base.parses)
         if lifting is None:
             continue
-        def in_branch(op):
-            return op.name.startswith(inlined) or op.name in cond_names
         predicates = [graph.get_tensor_by_name(op.inputs[0].name) for op in conds]
         decode_inputs = lifting.decode_inputs.outputs if lifting.decode_inputs else []
         if lifting.decode_inputs and any(in_branch(op) and op.type not in op_types.PLUMBING
@@ -334,7 +331,9 @@ class VectorizedMap(Step):
         self.upstream, self.per_example = upstream, per_example
         self.lifting, self.variants = lifting, variants
         self.deterministic = per_example.deterministic
-        self._traced = None
+        # One tf.function for every dataset this step is applied to (the cache reads a
+        # file in two places): traced once, not once per dataset.map (about 0.4 s each).
+        self._traced = tf.function(self._on_batch, autograph=False)
 
     def text(self):
         how = "vectorized" if self.lifting.vectorized else "per batch, map_fn"
@@ -375,10 +374,6 @@ class VectorizedMap(Step):
         return run()
 
     def apply(self, dataset):
-        # One tf.function for every dataset this step is applied to (the cache reads a
-        # file in two places): traced once, not once per dataset.map (about 0.4 s each).
-        if self._traced is None:
-            self._traced = tf.function(self._on_batch, autograph=False)
         return dataset.map(self._traced, num_parallel_calls=tf.data.AUTOTUNE,
                            deterministic=True)
 

@@ -21,7 +21,7 @@ from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import ancestors
 from tf1compat.pipeline.graph_model.varying import has_stateful_or_calls, varying_ops
 
-__all__ = ["GraphFunction", "trace_function", "check_fetch"]
+__all__ = ["GraphFunction", "trace_function", "check_fetch", "sub_graph_def"]
 
 _SPARSE_REASON = ("a SparseTensor through a batching queue (e.g. a VarLenFeature) is not "
                   "lowered; make it dense before batching (tf.sparse.to_dense)")
@@ -85,7 +85,7 @@ def trace_function(graph_def, outputs, is_stop=lambda op: False, prune_features=
     return GraphFunction(graph_def, ops, ordered, list(outputs), prunings)
 
 
-def _sub_graph_def(graph_def, names):
+def sub_graph_def(graph_def, names):
     """The nodes ``names`` of ``graph_def`` (graph order), importable on their own:
     no devices, no colocation, no control inputs from outside."""
     sub = type(graph_def)()
@@ -169,7 +169,7 @@ class GraphFunction:
         self.prunings = prunings or {}
         names = {op.name for op in ops}
         self._computed = [t.name for t in outputs if t.op.name in names]
-        self._graph_def = _sub_graph_def(graph_def, names)
+        self._graph_def = sub_graph_def(graph_def, names)
         self._returned = _prune(self._graph_def, self.prunings, self._computed)
         kept = {node.name for node in self._graph_def.node}
         self.ops = [op for op in ops if op.name in kept]
