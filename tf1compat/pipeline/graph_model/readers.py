@@ -9,7 +9,11 @@ for text lines, the file name for whole files.
 
 import inspect
 
-from tf1compat._tf import tf, v1
+# TensorFlow is imported by _tf first (its quiet start-up).
+from tf1compat._tf import tf, v1  # isort: split
+
+from tensorflow.core.framework import full_type_pb2
+
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.records import tfrecord
@@ -19,6 +23,8 @@ __all__ = ["ReaderSpec", "reader_settings", "spec_of_reader_op", "spec_of_reader
 
 _READER_CLASSES = ("TFRecordReader", "FixedLengthRecordReader", "TextLineReader",
                    "WholeFileReader")
+# tf.data's read buffer when none is given (readers.py's _DEFAULT_*_BUFFER_SIZE_BYTES).
+_BUFFER_BYTES = 256 * 1024
 
 
 class ReaderSpec:
@@ -39,6 +45,7 @@ class ReaderSpec:
         return f"{self.dataset_name}({shown})" if shown else self.dataset_name
 
     def records(self, filename):
+        """The records of the file ``filename`` as tf.data."""
         raise NotImplementedError
 
     def iter_records(self, path):
@@ -91,7 +98,9 @@ class _TFRecords(ReaderSpec):
         self.compression, self.settings = compression, {"compression_type": compression}
 
     def records(self, filename):
-        return tf.data.TFRecordDataset(filename, compression_type=self.compression)
+        return _one_file(tf.raw_ops.TFRecordDataset(
+            filenames=filename, compression_type=self.compression or "",
+            buffer_size=_BUFFER_BYTES))
 
     def advance(self, start, records):
         return start + tf.reduce_sum(_framed_sizes(records))
@@ -104,6 +113,28 @@ class _TFRecords(ReaderSpec):
         for index, data in enumerate(tfrecord.iter_records(path, compression=self.compression)):
             yield f"{path}: record {index} at byte {offset}", f"{path}:{offset}", data
             offset += tfrecord.framed_size(len(data))
+
+
+def _full_type(type_id, *args):
+    return full_type_pb2.FullTypeDef(type_id=type_id, args=args)
+
+
+# The type of a reader op's output: a dataset of elements of one string tensor.
+_STRINGS_DATASET = _full_type(full_type_pb2.TFT_PRODUCT, _full_type(
+    full_type_pb2.TFT_DATASET, _full_type(full_type_pb2.TFT_PRODUCT, _full_type(
+        full_type_pb2.TFT_TENSOR, _full_type(full_type_pb2.TFT_STRING)))))
+
+
+def _one_file(variant):
+    """The dataset of strings a reader dataset op (``variant``) gives: the records of
+    one file in one op, where ``tf.data.TFRecordDataset(filename)`` & co. make a
+    dataset of the names and a ``flat_map`` over it (one more step per record).
+    In a graph the op gets its full type: TensorFlow's reader ops register one without
+    the element's tuple, and its type inference warns ("Type inference failed") when
+    a batch takes their records in a function."""
+    if not tf.executing_eagerly():
+        variant.op.experimental_set_type(_STRINGS_DATASET)
+    return tf.data.experimental.from_variant(variant, tf.TensorSpec([], tf.string))
 
 
 def _framed_sizes(records):
@@ -127,9 +158,10 @@ class _FixedLengthRecords(ReaderSpec):
     def records(self, filename):
         record_bytes, header_bytes, footer_bytes = self.sizes
         if not self.hop_bytes:
-            return tf.data.FixedLengthRecordDataset(
-                filename, record_bytes, header_bytes=header_bytes, footer_bytes=footer_bytes,
-                compression_type=self.compression)
+            return _one_file(tf.raw_ops.FixedLengthRecordDatasetV2(
+                filenames=filename, header_bytes=header_bytes, record_bytes=record_bytes,
+                footer_bytes=footer_bytes, buffer_size=_BUFFER_BYTES,
+                compression_type=self.compression or ""))
         hop_bytes = self.hop_bytes
         contents = tf.io.read_file(filename)
         body = tf.strings.length(contents) - header_bytes - footer_bytes
@@ -158,7 +190,9 @@ class _TextLines(ReaderSpec):
         self.settings = {"skip_header_lines": skip_header_lines}
 
     def records(self, filename):
-        return tf.data.TextLineDataset(filename).skip(self.skip_header_lines)
+        return _one_file(tf.raw_ops.TextLineDataset(
+            filenames=filename, compression_type="", buffer_size=_BUFFER_BYTES)
+        ).skip(self.skip_header_lines)
 
     def positions(self, start, records):
         return super().positions(start, records) + self.skip_header_lines + 1  # from line 1
