@@ -177,6 +177,11 @@ def test_reader_spec_keys_and_records_are_tensorflows(tmp_path, reader_class):
     assert found == expected and found
     records = [bytes(r) for path in files for r in spec.records(path).as_numpy_iterator()]
     assert records == [data for _, data in found]
+    names = tf.data.Dataset.from_tensor_slices(files)
+    chunks = list(names.flat_map(lambda name: spec.keyed_chunks(name, 2)).as_numpy_iterator())
+    assert all(len(keys) <= 2 for keys, _ in chunks)
+    assert [(key, bytes(data)) for keys, records in chunks
+            for key, data in zip(keys, records, strict=True)] == found
 
 
 _BATCHED_READS = """

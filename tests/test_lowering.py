@@ -10,7 +10,7 @@ from slim_data import get_split_factory, legacy_items, make_examples, write_slim
 from tf1compat.cifar10 import encode_png
 from tf1compat.errors import LoweringError
 from tf1compat.records.example import make_example
-from tf1compat.records.tfrecord import write_records
+from tf1compat.records.tfrecord import HEADER_SIZE, framed_size, write_records
 
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
@@ -202,6 +202,52 @@ def test_reader_key_used_downstream(tfrecords):
         dataset = tc.to_tf_data(batch)
     first = next(iter(dataset))
     assert first["key"][1].numpy().decode().endswith(f"part-0.tfrecord:{first['offset'][1]}")
+
+
+@pytest.mark.parametrize("drop_remainder", [False, True], ids=["keep", "drop"])
+def test_reader_keys_batched_across_files_and_epochs_are_tf1s(tfrecords, drop_remainder):
+    """Keys read straight into a batch are made per file in chunks, then rebatched:
+    batches span files (7, 7, 5, 9 records: the first file twice in a row) as TF1's do."""
+    with tc.legacy_graph():
+        key, example = parsed(tfrecords[:1] + tfrecords)
+        batch = tc.batch([key, example["id"]], 5, allow_smaller_final_batch=not drop_remainder)
+        rule = "drop remainder" if drop_remainder else "keep remainder"
+        assert f"TFRecordDataset with reader keys -> batch(5, {rule})" in \
+            tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=25 if drop_remainder else 28)
+
+
+def test_reader_keys_through_a_shuffle_buffer_are_tf1s(tfrecords):
+    """Keys of records read one by one (into a shuffle buffer): the same (key, id) pairs."""
+    with tc.legacy_graph():
+        key, example = parsed(tfrecords)
+        batch = tc.shuffle_batch([key, example["id"]], 4, capacity=20, min_after_dequeue=6,
+                                 seed=5, allow_smaller_final_batch=True)
+        assert "TFRecordDataset with reader keys -> shuffle(buffer 6" in \
+            tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=False, count=21)
+
+
+def test_a_damaged_record_read_with_keys_fails_with_its_offset(tmp_path):
+    """A damaged record fails the chunk of a batch's size it is read in: the batches of
+    the chunks before it come first, then TensorFlow's error naming its offset."""
+    path = str(tmp_path / "damaged.tfrecord")
+    records = [make_example({"id": i, "x": np.zeros(3)}) for i in range(10)]
+    write_records(path, records)
+    offset = 7 * framed_size(len(records[0]))      # the eighth record's
+    data = bytearray(open(path, "rb").read())
+    data[offset + HEADER_SIZE] ^= 0xFF              # its data
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+    with tc.legacy_graph():
+        key, example = parsed([path])
+        dataset = tc.to_tf_data(tc.batch([key, example["id"]], 3))
+    delivered = []
+    with pytest.raises(tf.errors.DataLossError,
+                       match=f"corrupted record at {offset + HEADER_SIZE}"):
+        for _, ids in dataset:
+            delivered.extend(ids.numpy().tolist())
+    assert delivered == list(range(6))
 
 
 def test_gzip_tfrecords_with_keys(tmp_path):

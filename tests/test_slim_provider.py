@@ -4,6 +4,7 @@ Dataset -> DatasetDataProvider -> get(items) -> preprocessing -> batch /
 shuffle_batch -> prefetch_queue -> dequeue(), run by SessionIterator.
 """
 
+import itertools
 import os
 import pathlib
 import runpy
@@ -13,6 +14,7 @@ import pytest
 
 import tf1compat as tc
 from tf1compat.errors import PipelineConfigError, UnknownItemError
+from tf1compat.records import tfrecord
 
 tf = pytest.importorskip("tensorflow")
 slim = pytest.importorskip("tf1compat.slim")
@@ -175,6 +177,54 @@ def test_missing_key_error_names_key_file_and_record(split_dir):
     assert "Feature: image/height (data type: int64) is required" in message
     # The reader key: "<file>:<byte offset of the record>"; the first record is at 0.
     assert f"Name: {os.path.join(split_dir, 'train-1.tfrecord')}:0," in message
+
+
+def _labels_and_ids(dataset):
+    """A DatasetDataProvider's labels and ids batched: parsed on the batch when lowered."""
+    provider = slim.dataset_data_provider.DatasetDataProvider(dataset, shuffle=False,
+                                                              num_epochs=1)
+    return v1.train.batch(provider.get(["label", "id"]), batch_size=5,
+                          allow_smaller_final_batch=True)
+
+
+@pytest.mark.parametrize("pipeline, lowered_as", [
+    (lambda dataset: build_pipeline(dataset, num_readers=1, shuffle=False),
+     "TFRecordDataset with reader keys -> map("),
+    (_labels_and_ids, "TFRecordDataset with reader keys -> batch(5, keep remainder) -> map(")],
+    ids=["parsed per example", "parsed per batch"])
+def test_a_record_missing_a_key_is_named_alike_on_queues_and_lowered(tmp_path, pipeline,
+                                                                     lowered_as):
+    """The lowered pipeline names the record a parse fails on as TF1's reader key does:
+    the second file's sixth record, at its byte offset."""
+    rng = np.random.default_rng(5)
+    for shard in range(2):
+        with tf.io.TFRecordWriter(str(tmp_path / f"train-{shard}.tfrecord")) as writer:
+            for index in range(PER_FILE):
+                feature = {"image/encoded": bytes_feature(tf.io.encode_png(rng.integers(
+                    0, 256, size=IMAGE_SHAPE, dtype=np.uint8)).numpy()),
+                    "image/class/label": int64_feature(index)}
+                if (shard, index) != (1, 5):
+                    feature["record/id"] = int64_feature(shard * PER_FILE + index)
+                writer.write(tf.train.Example(features=tf.train.Features(
+                    feature=feature)).SerializeToString())
+    path = str(tmp_path / "train-1.tfrecord")
+    offset = sum(tfrecord.framed_size(len(record))
+                 for record in itertools.islice(tfrecord.iter_records(path), 5))
+    messages = []
+    with tc.legacy_graph():
+        fetches = pipeline(get_split(tmp_path))
+        assert lowered_as in tc.describe_lowering(fetches)
+        with pytest.raises(tf.errors.InvalidArgumentError) as caught:
+            with tc.SessionIterator(fetches, timeout=60) as batches:
+                list(batches)
+        messages.append(caught.value.message)
+        dataset = tc.to_tf_data(fetches)
+    with pytest.raises(tf.errors.InvalidArgumentError) as caught:
+        list(dataset)
+    messages.append(caught.value.message)
+    for message in messages:
+        assert f"Name: {path}:{offset}, Feature: record/id (data type: int64) is required" \
+            in message, message
 
 
 def test_example_slim_get_split_runs(capsys):

@@ -47,9 +47,18 @@ class Step:
         return steps[::-1]
 
     def build(self, dataset=None):
-        """The dataset of the whole chain (``dataset`` feeds an :class:`Element` start)."""
-        for step in self.chain():
-            dataset = step.apply(dataset)
+        """The dataset of the whole chain (``dataset`` feeds an :class:`Element` start);
+        a :class:`Read` and the :class:`Batch` right after it may build together
+        (:meth:`Read.batched_by`)."""
+        chain, position = self.chain(), 0
+        while position < len(chain):
+            step, following = chain[position], chain[position + 1:position + 2]
+            if isinstance(step, Read) and following and step.batched_by(following[0]):
+                dataset = step.apply_batched(dataset, following[0])
+                position += 2
+            else:
+                dataset = step.apply(dataset)
+                position += 1
         return dataset
 
     def describe(self):
@@ -130,18 +139,30 @@ class Read(Step):
     def apply(self, dataset):
         reading, with_keys = self.reading, self.with_keys
 
-        def with_key(filename):
-            def keyed(start, records):
-                positions = reading.positions(start, records)
-                return reading.advance(start, records), (
-                    reading.keys(tf.fill(tf.shape(records), filename), positions), records)
-            return reading.records(filename).batch(_KEY_CHUNK).scan(
-                tf.constant(0, tf.int64), keyed).unbatch()
+        @tf.autograph.experimental.do_not_convert
+        def read(filename):
+            if with_keys:
+                return reading.keyed_chunks(filename, _KEY_CHUNK).unbatch()
+            return reading.records(filename)
+        return dataset.flat_map(read)
+
+    def batched_by(self, step):
+        """Whether ``step``, following this read, builds with it: a plain batch of
+        records with their keys."""
+        return self.with_keys and isinstance(step, Batch) and not step.padded
+
+    def apply_batched(self, dataset, batch):
+        """The read with keys followed by ``batch``: each file's keys and records made in
+        chunks of the batch size, then rebatched across files; the same batches as
+        :meth:`apply` then ``batch``, without passing each record on alone. A damaged
+        record fails its whole chunk, so up to a batch of the records read before it
+        is not delivered (TF1 delivers each batch filled before it)."""
+        reading, size = self.reading, batch.batch_size
 
         @tf.autograph.experimental.do_not_convert
         def read(filename):
-            return with_key(filename) if with_keys else reading.records(filename)
-        return dataset.flat_map(read)
+            return reading.keyed_chunks(filename, size)
+        return dataset.flat_map(read).rebatch(size, drop_remainder=batch.drop_remainder)
 
 
 class Map(Step):

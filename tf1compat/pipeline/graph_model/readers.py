@@ -48,6 +48,14 @@ class ReaderSpec:
         """The records of the file ``filename`` as tf.data."""
         raise NotImplementedError
 
+    def keyed_chunks(self, filename, size):
+        """``(keys, records)`` of the file ``filename`` in chunks of up to ``size``
+        records, each record's key as the TF1 reader makes it."""
+        def keyed(start, records):
+            keys = self.keys(filename, self.positions(start, records))
+            return self.advance(start, records), (keys, records)
+        return self.records(filename).batch(size).scan(tf.constant(0, tf.int64), keyed)
+
     def iter_records(self, path):
         """``(description, reader key, record)`` of each record of the file at ``path``,
         read in Python (raises CorruptRecordError or OSError for a damaged file)."""
