@@ -18,7 +18,7 @@ from tf1compat.pipeline.graph_model.cond_branches import passing_branch, with_br
 from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
-from tf1compat.pipeline.graph_model.varying import has_stateful_or_calls, varying_ops  # noqa: E402
+from tf1compat.pipeline.graph_model.varying import has_stateful_ops, varying_ops  # noqa: E402
 from tf1compat.records import tfrecord  # noqa: E402
 
 pytestmark = pytest.mark.tf
@@ -450,7 +450,13 @@ def test_what_needs_a_function_of_its_own_against_automatic_control_dependencies
             x = v1.placeholder(tf.int64, [])
             build(x)
         return graph.as_graph_def()
-    assert not has_stateful_or_calls(graph_def_of(lambda x: tf.reshape(x * 2 + 1, [1])))
-    assert has_stateful_or_calls(graph_def_of(lambda x: tf.debugging.Assert(x > 0, [x])))
-    assert has_stateful_or_calls(graph_def_of(lambda x: tf.cond(x > 0, lambda: x, lambda: -x)))
-    assert has_stateful_or_calls(graph_def_of(lambda x: tf.random.uniform([2])))
+    assert not has_stateful_ops(graph_def_of(lambda x: tf.reshape(x * 2 + 1, [1])))
+    assert has_stateful_ops(graph_def_of(lambda x: tf.debugging.Assert(x > 0, [x])))
+    assert not has_stateful_ops(graph_def_of(lambda x: tf.cond(x > 0, lambda: x, lambda: -x)))
+
+    def checked(x):
+        with tf.control_dependencies([tf.debugging.Assert(x < 0, [x])]):
+            return tf.identity(x)
+    assert has_stateful_ops(graph_def_of(lambda x: tf.cond(x > 0, lambda: x,
+                                                           lambda: checked(x))))
+    assert has_stateful_ops(graph_def_of(lambda x: tf.random.uniform([2])))

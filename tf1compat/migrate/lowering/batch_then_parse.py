@@ -33,7 +33,6 @@ rewrites it by the graph around it: measured to round differently inside
 tf.map_fn), outputs of no fixed shape. The values are the same bit for bit.
 """
 
-import functools
 import itertools
 
 from tf1compat._tf import tf, v1
@@ -245,31 +244,34 @@ def _plan_lifting(function, graph_def, parses=None):
 class _BranchVariant:
     """The function with each of its conds replaced by one branch (``taken``: the
     predicate's value for it), run on the batch when every example's predicates
-    agree. ``first`` computes the predicates, then the decodes' inputs when they
-    are computed outside the branches (or only passed into them): the predicates
-    and the decodes' strings are then checked in one cond, not two (a cond costs a
-    call per batch)."""
+    agree. ``first`` (None: nothing) computes what the variants before it have not:
+    the predicates (for the first variant only: every variant's are the same ops,
+    outside the conds), then the decodes' inputs when they are computed outside
+    the branches (or only passed into them): the predicates and the decodes'
+    strings are then checked in one cond, not two (a cond costs a call per batch)."""
 
-    def __init__(self, conds, taken, lifting, first):
+    def __init__(self, conds, taken, lifting, first, predicates):
         self.conds, self.taken, self.lifting, self.first = conds, taken, lifting, first
+        self.predicates = predicates    # the conds' predicates' names
 
     def outputs_or(self, values, otherwise):
         """The outputs on the batch when its examples all take these branches (and
-        the decodes' strings have one length), else ``otherwise()``."""
-        values = {**values, **_run_vectorized(self.first, values)}
-        agree = [tf.reduce_all(tf.equal(values[p.name], taken))
-                 for p, taken in zip(self.first.outputs[:len(self.taken)], self.taken,
-                                     strict=True)]
+        the decodes' strings have one length), else ``otherwise(values)`` (values
+        with what ``first`` computed)."""
+        if self.first is not None:
+            values = {**values, **_run_vectorized(self.first, values)}
+        agree = [tf.reduce_all(tf.equal(values[name], taken))
+                 for name, taken in zip(self.predicates, self.taken, strict=True)]
         if self.lifting.has_decode_inputs(values):
             decoded, checks = self.lifting.decode_checks(values)
             return tf.cond(tf.reduce_all(agree + checks),
-                           lambda: self.lifting.outputs(decoded), otherwise)
+                           lambda: self.lifting.outputs(decoded), lambda: otherwise(values))
 
         def branches():
             decoded, checks = self.lifting.decode_checks(values)
             return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
-                           otherwise)
-        return tf.cond(tf.reduce_all(agree), branches, otherwise)
+                           lambda: otherwise(values))
+        return tf.cond(tf.reduce_all(agree), branches, lambda: otherwise(values))
 
 
 def _branch_variants(function, graph_def, base):
@@ -285,15 +287,20 @@ def _branch_variants(function, graph_def, base):
         choices.append([passing] if passing is not None else [True, False])
     if not conds or len(list(itertools.product(*choices))) > _MAX_BRANCH_CHOICES:
         return []
+    parse_ops = {parse.op.name for parse in base.parses}
+    sources = {t.op for t in function.inputs}
+    predicates = [op.inputs[0] for op in conds]
+    if any(not _exact(op) for op in trace_function(
+            graph_def, predicates, lambda op: op.name in parse_ops or op in sources).ops):
+        return []   # a predicate computed inside a cond, or not by pfor
     closure = sub_graph_def(graph_def, {op.name for op in ancestors(function.outputs)})
     cond_names = {op.name for op in conds}
-    parse_ops = {parse.op.name for parse in base.parses}
     inlined = tuple(cond_branches.copied_prefix(name, taken)
                     for name in cond_names for taken in (True, False))
 
     def in_branch(op):
         return op.name.startswith(inlined) or op.name in cond_names
-    variants = []
+    planned = []
     for taken in itertools.product(*choices):
         variant_def = closure
         for op, branch in zip(conds, taken, strict=True):
@@ -302,26 +309,32 @@ def _branch_variants(function, graph_def, base):
         with graph.as_default():
             v1.import_graph_def(variant_def, name="")
         inputs = [graph.get_tensor_by_name(t.name) for t in function.inputs]
-        sources = {t.op for t in inputs}
         variant = trace_function(variant_def, [graph.get_tensor_by_name(t.name)
                                                for t in function.outputs],
-                                 lambda op, sources=sources: op in sources)
+                                 lambda op, inputs={t.op for t in inputs}: op in inputs)
         # The base's parses run first: the variant reads their values by name.
         lifting = _plan_lifting(variant, variant_def, base.parses)
         if lifting is None:
             continue
-        predicates = [graph.get_tensor_by_name(op.inputs[0].name) for op in conds]
         decode_inputs = lifting.decode_inputs.outputs if lifting.decode_inputs else []
         if lifting.decode_inputs and any(in_branch(op) and op.type not in op_types.PLUMBING
                                          for op in lifting.decode_inputs.ops):
             decode_inputs = []      # computed inside a branch: only once the branch is sure
-        first = trace_function(variant_def, predicates + decode_inputs,
-                               lambda op, sources=sources: op.name in parse_ops or op in sources)
-        if any(in_branch(op) or not _exact(op) for op in first.ops
-               if op.type not in op_types.PLUMBING):
-            continue    # a predicate computed inside a branch, or not by pfor
-        variants.append(_BranchVariant(conds, taken, lifting, first))
-    return sorted(variants, key=lambda variant: not variant.lifting.vectorized)
+        planned.append((taken, lifting, variant_def, inputs, decode_inputs))
+    # Those that vectorize first; the first computes the predicates for all.
+    planned.sort(key=lambda plan: not plan[1].vectorized)
+    variants = []
+    for index, (taken, lifting, variant_def, inputs, decode_inputs) in enumerate(planned):
+        graph = inputs[0].graph
+        computed = decode_inputs if index else [
+            graph.get_tensor_by_name(t.name) for t in predicates] + decode_inputs
+        first = trace_function(
+            variant_def, computed,
+            lambda op, inputs={t.op for t in inputs}: op.name in parse_ops or op in inputs
+        ) if computed else None
+        variants.append(_BranchVariant(conds, taken, lifting, first,
+                                       [t.name for t in predicates]))
+    return variants
 
 
 class VectorizedMap(Step):
@@ -361,17 +374,19 @@ class VectorizedMap(Step):
         for parse in self.lifting.parses:
             values.update(parse(values))
 
-        def lifted():
+        def lifted(values):
             # Strings of one length decode into a matrix; other batches go one by one.
             decoded, checks = self.lifting.decode_checks(values)
             if not checks:
                 return self.lifting.outputs(decoded)
             return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
                            lambda: self._per_example(components))
-        run = lifted
-        for variant in reversed(self.variants):
-            run = functools.partial(variant.outputs_or, values, run)
-        return run()
+
+        def run(values, variants):
+            if not variants:
+                return lifted(values)
+            return variants[0].outputs_or(values, lambda values: run(values, variants[1:]))
+        return run(values, self.variants)
 
     def apply(self, dataset):
         return dataset.map(self._traced, num_parallel_calls=tf.data.AUTOTUNE,

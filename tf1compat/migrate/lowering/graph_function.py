@@ -19,7 +19,7 @@ from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.feature_pruning import prune_parses
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import ancestors
-from tf1compat.pipeline.graph_model.varying import has_stateful_or_calls, varying_ops
+from tf1compat.pipeline.graph_model.varying import has_stateful_ops, varying_ops
 
 __all__ = ["GraphFunction", "trace_function", "check_fetch", "sub_graph_def"]
 
@@ -177,7 +177,7 @@ class GraphFunction:
                     for node in self._graph_def.node for name in node.input
                     if not name.startswith("^")}
         self._mapped = [t.name for t in inputs if t.name in consumed]
-        self._isolated = has_stateful_or_calls(self._graph_def)
+        self._isolated = has_stateful_ops(self._graph_def)
 
     @property
     def is_selection(self):

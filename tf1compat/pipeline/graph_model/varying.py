@@ -9,7 +9,7 @@ because a branch holds an ``Assert``. An op type TensorFlow does not know varies
 
 from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
 
-__all__ = ["called_nodes", "has_stateful_or_calls", "varying_ops"]
+__all__ = ["called_nodes", "has_stateful_ops", "varying_ops"]
 
 
 def _attribute_functions(attributes):
@@ -64,12 +64,28 @@ def called_nodes(node, graph_def):
     return nodes
 
 
-def has_stateful_or_calls(graph_def):
-    """Whether a node of ``graph_def`` is stateful (an ``Assert`` too), calls a
-    function (a cond, a loop) or is of a type TensorFlow does not know: what
-    tf.function's automatic control dependencies act on."""
-    for node in graph_def.node:
-        op_def = op_def_registry.get(node.op)
-        if op_def is None or op_def.is_stateful or any(_attribute_functions(node.attr)):
-            return True
-    return False
+def _stateful_node(node, functions, known):
+    if node.op in functions:    # a call of a library function by its name
+        return _stateful_function(node.op, functions, known)
+    op_def = op_def_registry.get(node.op)
+    return op_def is None or op_def.is_stateful or any(
+        _stateful_function(name, functions, known) for name in _attribute_functions(node.attr))
+
+
+def _stateful_function(name, functions, known):
+    if name not in known:
+        known[name] = False   # a recursive call adds nothing new
+        function = functions.get(name)
+        known[name] = function is None or any(
+            _stateful_node(node, functions, known) for node in function.node_def)
+    return known[name]
+
+
+def has_stateful_ops(graph_def):
+    """Whether a node of ``graph_def``, or of a function it calls, is stateful (an
+    ``Assert``, an ``If`` or a ``While`` too) or of a type TensorFlow does not know:
+    what tf.function's automatic control dependencies act on. A ``StatelessIf`` of
+    stateless branches (``decode_image``'s format choice) is not."""
+    functions = {f.signature.name: f for f in graph_def.library.function}
+    known = {}
+    return any(_stateful_node(node, functions, known) for node in graph_def.node)
