@@ -14,7 +14,7 @@ from tf1compat.pipeline.graph_model import op_types
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
 from tf1compat.migrate.lowering.graph_function import trace_function  # noqa: E402
-from tf1compat.pipeline.graph_model.cond_branches import passing_branch, with_branch  # noqa: E402
+from tf1compat.pipeline.graph_model.cond_branches import called_cond, passing_branch, with_branch  # noqa: E402
 from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
@@ -26,7 +26,7 @@ v1 = tf.compat.v1
 
 _NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES",
                  "NO_QUEUE_RUNNERS_NOTICE", "PARSE_KEY_KINDS", "PARSE_NUM_SPARSE",
-                 "QUEUE_END_MESSAGE", "IF_OUTPUT_TYPES"}
+                 "QUEUE_END_MESSAGE", "IF_OUTPUT_TYPES", "IF_INLINED"}
 
 
 def _op_type_names():
@@ -430,6 +430,20 @@ def test_with_branch_runs_one_branch_whatever_the_predicate(taken, expected):
         with v1.Session(graph=copy) as session:
             assert session.run("y:0", {"x:0": -5}) == expected
     assert y.op.name == "y"
+
+
+def test_a_called_cond_is_an_if_op_tensorflow_does_not_inline():
+    """TensorFlow marks the If ops it inlines with the attribute called_cond sets False."""
+    def if_op(function):
+        graph = function.get_concrete_function(tf.TensorSpec([], tf.int64)).graph
+        return next(op for op in graph.get_operations() if op.type in op_types.IFS)
+
+    def choice(cond):
+        return tf.function(lambda x: cond(x > 0, lambda: x * 2, lambda: x - 1))
+    inlined, called = choice(tf.cond), choice(called_cond)
+    assert if_op(inlined).get_attr(op_types.IF_INLINED) is True
+    assert if_op(called).get_attr(op_types.IF_INLINED) is False
+    assert [int(called(tf.constant(v, tf.int64))) for v in (5, -5)] == [10, -6]
 
 
 def test_the_passing_branch_of_an_asserts_cond_and_of_other_conds():

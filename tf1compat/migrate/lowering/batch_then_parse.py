@@ -206,6 +206,15 @@ class _Lifting:
         return tuple(values[t.name] for t in self.function.outputs)
 
 
+def _choose(predicate, true_fn, false_fn, inlined):
+    """``tf.cond``; ``inlined`` False: the taken branch's function is called, and so
+    instantiated only when a batch first takes this cond (the fallbacks no batch
+    needs cost no start-up), see :func:`.cond_branches.called_cond`."""
+    if inlined:
+        return tf.cond(predicate, true_fn, false_fn)
+    return cond_branches.called_cond(predicate, true_fn, false_fn)
+
+
 def _run_vectorized(function, values):
     """``{output name: batched value}`` of ``function`` run by pfor on ``values``."""
     arguments = tuple(values[t.name] for t in function.inputs)
@@ -254,24 +263,24 @@ class _BranchVariant:
         self.conds, self.taken, self.lifting, self.first = conds, taken, lifting, first
         self.predicates = predicates    # the conds' predicates' names
 
-    def outputs_or(self, values, otherwise):
+    def outputs_or(self, values, otherwise, inlined):
         """The outputs on the batch when its examples all take these branches (and
         the decodes' strings have one length), else ``otherwise(values)`` (values
-        with what ``first`` computed)."""
+        with what ``first`` computed); ``inlined``: as for :func:`_choose`."""
         if self.first is not None:
             values = {**values, **_run_vectorized(self.first, values)}
         agree = [tf.reduce_all(tf.equal(values[name], taken))
                  for name, taken in zip(self.predicates, self.taken, strict=True)]
         if self.lifting.has_decode_inputs(values):
             decoded, checks = self.lifting.decode_checks(values)
-            return tf.cond(tf.reduce_all(agree + checks),
-                           lambda: self.lifting.outputs(decoded), lambda: otherwise(values))
+            return _choose(tf.reduce_all(agree + checks), lambda: self.lifting.outputs(decoded),
+                           lambda: otherwise(values), inlined)
 
         def branches():
             decoded, checks = self.lifting.decode_checks(values)
-            return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
-                           lambda: otherwise(values))
-        return tf.cond(tf.reduce_all(agree), branches, lambda: otherwise(values))
+            return _choose(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
+                           lambda: otherwise(values), inlined)
+        return _choose(tf.reduce_all(agree), branches, lambda: otherwise(values), inlined)
 
 
 def _branch_variants(function, graph_def, base):
@@ -374,19 +383,23 @@ class VectorizedMap(Step):
         for parse in self.lifting.parses:
             values.update(parse(values))
 
-        def lifted(values):
+        def lifted(values, inlined):
             # Strings of one length decode into a matrix; other batches go one by one.
             decoded, checks = self.lifting.decode_checks(values)
             if not checks:
                 return self.lifting.outputs(decoded)
-            return tf.cond(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
-                           lambda: self._per_example(components))
+            return _choose(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
+                           lambda: self._per_example(components), inlined)
 
-        def run(values, variants):
+        # The first cond is inlined (the batches mostly take its first branch); those
+        # in its second branch are called, so their branches are instantiated only
+        # when a batch takes that way.
+        def run(values, variants, inlined):
             if not variants:
-                return lifted(values)
-            return variants[0].outputs_or(values, lambda values: run(values, variants[1:]))
-        return run(values, self.variants)
+                return lifted(values, inlined)
+            return variants[0].outputs_or(
+                values, lambda values: run(values, variants[1:], False), inlined)
+        return run(values, self.variants, True)
 
     def apply(self, dataset):
         return dataset.map(self._traced, num_parallel_calls=tf.data.AUTOTUNE,

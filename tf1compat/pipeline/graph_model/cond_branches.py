@@ -5,15 +5,18 @@ a batch whose examples all take the same branch, :func:`with_branch` gives the
 graph with the ``If`` op replaced by a copy of that branch's ops, so the branch's
 work can run on the whole batch. The copy keeps the ``If`` op's name: an
 ``IdentityN`` of that name passes on the branch's outputs, so its consumers are
-unchanged.
+unchanged. :func:`called_cond` builds a cond whose branches TensorFlow instantiates
+when it first runs (the fallbacks of a batch function no batch takes cost no
+start-up).
 """
 
-from tensorflow.core.framework import graph_pb2, node_def_pb2
+from tensorflow.core.framework import attr_value_pb2, graph_pb2, node_def_pb2
 from tensorflow.python.framework.function_def_to_graph import function_def_to_graph_def
 
+from tf1compat._tf import tf, v1
 from tf1compat.pipeline.graph_model import op_types
 
-__all__ = ["with_branch", "branch_nodes", "copied_prefix", "passing_branch"]
+__all__ = ["with_branch", "branch_nodes", "copied_prefix", "passing_branch", "called_cond"]
 
 
 def _function(graph_def, node, taken):
@@ -84,3 +87,18 @@ def with_branch(graph_def, name, taken):
         passed.attr["T"].list.type.extend(node.attr[op_types.IF_OUTPUT_TYPES].list.type)
     result.node[index].CopyFrom(passed)
     return result
+
+
+def called_cond(predicate, true_fn, false_fn):
+    """``tf.cond(predicate, true_fn, false_fn)`` in a graph (a ``tf.function``) whose
+    ``If`` op calls the taken branch's function instead of having both branches
+    inlined: TensorFlow instantiates the branches when the op first runs, not when it
+    instantiates the enclosing function (a cond in a branch no call takes costs
+    nothing). A call per run of the op: for conds run once per batch."""
+    graph = v1.get_default_graph()
+    before = len(graph.get_operations())
+    outputs = tf.cond(predicate, true_fn, false_fn)
+    for op in graph.get_operations()[before:]:
+        if op.type in op_types.IFS:
+            op._set_attr(op_types.IF_INLINED, attr_value_pb2.AttrValue(b=False))
+    return outputs

@@ -103,6 +103,9 @@ PARSE_EXAMPLE, DECODE_RAW = "ParseExampleV2", "DecodeRaw"
 IFS = frozenset({"If", "StatelessIf"})
 IF_BRANCHES = {True: "then_branch", False: "else_branch"}
 IF_OUTPUT_TYPES = "Tout"
+# Whether TensorFlow inlines an If op's branches (switch/merge) into the function
+# holding it when it instantiates that function (else the op calls the taken branch).
+IF_INLINED = "_lower_using_switch_merge"
 ASSERT = "Assert"
 # Ops making a record a vector of one (slim's decoder parses ``expand_dims(record, 0)``
 # with parse_example, its reader key ``reshape(key, [1])`` the example's name).
