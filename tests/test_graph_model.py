@@ -1,6 +1,7 @@
 """The graph model's assumptions about TensorFlow, each checked against TensorFlow itself:
 op types, input positions, attributes, reader keys, frame sizes and message texts."""
 
+import gzip
 import os
 import re
 import subprocess
@@ -180,6 +181,17 @@ def test_reader_spec_keys_and_records_are_tensorflows(tmp_path, reader_class):
     names = tf.data.Dataset.from_tensor_slices(files)
     chunks = list(names.flat_map(lambda name: spec.keyed_chunks(name, 2)).as_numpy_iterator())
     assert all(len(keys) <= 2 for keys, _ in chunks)
+    assert [(key, bytes(data)) for keys, records in chunks
+            for key, data in zip(keys, records, strict=True)] == found
+
+
+def test_fixed_length_keys_and_records_of_a_compressed_file_are_tensorflows(tmp_path):
+    path = _write(tmp_path / "fixed.bin.gz", gzip.compress(b"HH" + bytes(range(12)) + b"F"))
+    settings = {"record_bytes": 3, "header_bytes": 2, "footer_bytes": 1, "encoding": "GZIP"}
+    found, reader_op, _ = _tf1_keys_and_records(v1.FixedLengthRecordReader, [path], settings)
+    spec = spec_of_reader_op(reader_op)
+    assert spec.compression == "GZIP" and len(found) == 4
+    chunks = spec.keyed_chunks(path, 3).as_numpy_iterator()
     assert [(key, bytes(data)) for keys, records in chunks
             for key, data in zip(keys, records, strict=True)] == found
 
