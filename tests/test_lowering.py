@@ -387,6 +387,44 @@ def test_a_cond_with_exact_branches_runs_each_on_the_batches_that_all_take_it(tf
     np.testing.assert_array_equal(values, [i * 3 if i < 6 else i - 100 for i in range(21)])
 
 
+def test_a_decode_of_a_string_made_inside_a_branch_checks_it_once_the_batch_takes_it(
+        tmp_path, rng):
+    """The raw branch reshapes the string it decodes: the batch's strings are made and
+    checked inside the branch once every example takes it. Batches: raw, PNG, mixed,
+    raw; the ways after the raw version are traced once each (one loop for the PNG
+    version, one for the example-by-example fallback)."""
+    images = rng.integers(0, 256, (13, 4, 4, 3), dtype=np.uint8)
+    is_png = [4 <= index < 8 or index == 9 for index in range(13)]
+    path = str(tmp_path / "images.tfrecord")
+    write_records(path, [
+        make_example({"image": png if png_record else image.tobytes(),
+                      "format": b"png" if png_record else b"raw", "id": index})
+        for index, (image, png, png_record) in enumerate(
+            zip(images, encode_png(images), is_png, strict=True))])
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(
+            tc.string_input_producer([path], num_epochs=1, shuffle=False))
+        example = tf.io.parse_single_example(value, {
+            "image": tf.io.FixedLenFeature([], tf.string),
+            "format": tf.io.FixedLenFeature([], tf.string),
+            "id": tf.io.FixedLenFeature([], tf.int64)})
+        image = tf.cond(
+            tf.equal(example["format"], "raw"),
+            lambda: tf.reshape(tf.io.decode_raw(tf.reshape(example["image"], []), tf.uint8),
+                               [4, 4, 3]),
+            lambda: tf.reshape(tf.io.decode_png(example["image"], channels=3), [4, 4, 3]))
+        batch = tc.batch([image, example["id"]], 4, allow_smaller_final_batch=True)
+        assert ("map(vectorized when a batch takes one branch of its 1 cond, else per batch, "
+                "map_fn: ") in tc.describe_lowering(batch)
+        assert_equal_to_own_lowering(batch, ordered=True, count=13)
+        dataset = tc.to_tf_data(batch)
+    got = np.concatenate([images for images, _ in dataset.as_numpy_iterator()])
+    np.testing.assert_array_equal(got, images)
+    library = v1.GraphDef.FromString(dataset._as_serialized_graph().numpy()).library
+    loops = [node for function in library.function for node in function.node_def
+             if node.op in ("While", "StatelessWhile")]
+    assert len(loops) == 2
+
 def test_a_failing_assert_in_a_batch_run_on_the_batch_raises_its_message(tfrecords):
     with tc.legacy_graph():
         _, example = parsed(tfrecords)

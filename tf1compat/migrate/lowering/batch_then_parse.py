@@ -276,11 +276,23 @@ class _BranchVariant:
             return _choose(tf.reduce_all(agree + checks), lambda: self.lifting.outputs(decoded),
                            lambda: otherwise(values), inlined)
 
-        def branches():
+        # The decodes' strings are made inside the branches: made and checked once the
+        # batch takes them, then one cond for the outputs or ``otherwise`` (traced once).
+        made = self.lifting.decode_inputs.outputs
+
+        def checked():
             decoded, checks = self.lifting.decode_checks(values)
-            return _choose(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
-                           lambda: otherwise(values), inlined)
-        return _choose(tf.reduce_all(agree), branches, lambda: otherwise(values), inlined)
+            return tf.reduce_all(checks), *(decoded[t.name] for t in made)
+
+        def not_taken():
+            return tf.constant(False), *(tf.zeros([0] * ((t.shape.rank or 0) + 1), t.dtype)
+                                         for t in made)
+        decodable, *strings = _choose(tf.reduce_all(agree), checked, not_taken, inlined)
+        decoded = {**values, **{t.name: value for t, value in zip(made, strings, strict=True)}}
+        for t in made:
+            decoded[t.name].set_shape(tf.TensorShape([None]).concatenate(t.shape))
+        return _choose(decodable, lambda: self.lifting.outputs(decoded),
+                       lambda: otherwise(values), inlined)
 
 
 def _branch_variants(function, graph_def, base):
