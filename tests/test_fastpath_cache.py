@@ -245,24 +245,29 @@ def test_random_decode_is_not_cached_and_said(image_files):
 
 @pytest.mark.parametrize("damaged", [0, 1], ids=["first file", "second file"])
 def test_a_corrupt_record_raises_data_loss_naming_the_file(image_files, damaged):
-    """In the second file: cached, the fill fails before the first batch; in the first
-    file (read to estimate the size): not cached, and the run fails as uncached."""
+    """In the second file: cached, the batches of the first file come out as it
+    streams, then the error, as uncached; in the first file (read to estimate the
+    size): not cached, and the run fails as uncached."""
     paths, _ = image_files
     with open(paths[damaged], "r+b") as f:
         f.seek(12 + 5)                   # inside the first record's data
         f.write(b"\xff\xff")
-    delivered = []
-    with tc.legacy_graph():
-        batch = fast(paths, num_epochs=2)
-        text = fastpath.describe_cache(batch)
-        with pytest.raises(tf.errors.DataLossError, match=f"part-{damaged}.tfrecord"):
-            with tc.SessionIterator(batch) as batches:
-                delivered.extend(batches)
-    if damaged:
-        assert text.startswith("cached: 3 files") and delivered == []
-    else:
-        assert text.startswith("not cached: its size cannot be estimated (")
-        assert "part-0.tfrecord: record 0 at byte 0: data CRC mismatch" in text, text
+    delivered = {}
+    for cache in (None, False):
+        delivered[cache] = []
+        with tc.legacy_graph():
+            batch = fast(paths, num_epochs=2, cache=cache)
+            text = fastpath.describe_cache(batch)
+            with pytest.raises(tf.errors.DataLossError, match=f"part-{damaged}.tfrecord"):
+                with tc.SessionIterator(batch) as batches:
+                    delivered[cache].extend(batches)
+        if cache is None and damaged:
+            assert text.startswith("cached: 3 files"), text
+        elif cache is None:
+            assert text.startswith("not cached: its size cannot be estimated (")
+            assert "part-0.tfrecord: record 0 at byte 0: data CRC mismatch" in text, text
+    assert ids_of(delivered[None]) == ids_of(delivered[False])
+    assert len(ids_of(delivered[None])) == (COUNTS[0] // 4 * 4 if damaged else 0)
 
 
 # ------------------------------------------------------------ not cached

@@ -3,21 +3,22 @@
 A fast path (:mod:`tf1compat.pipeline.fastpath`) over a producer that hands out its
 files for more than one epoch reads, parses and decodes every record again each
 epoch. When the parse (with ``decode``) is deterministic and the rows fit the
-budget, :class:`EpochCache` does that work once: before the first batch every
-file is read and parsed in chunks, as the fast path parses them, and the parsed
-chunks are kept as they are (a TensorArray per column, never copied together); each
-epoch then takes the file names from the producer's queue as before (its per-epoch
-shuffle included) and serves each file's kept chunks, so shuffle buffers, batches
-and their order are those of the uncached fast path.
+budget, :class:`EpochCache` does that work once: the first reading of each file
+reads and parses it in chunks, as the fast path parses them, and keeps the parsed
+chunks as they stream on (:mod:`tf1compat.pipeline.kept_chunks`: a tf.data
+in-memory cache per file); each epoch takes the file names from the producer's
+queue as before (its per-epoch shuffle included) and serves each file's kept
+chunks, so shuffle buffers, batches and their order are those of the uncached fast
+path.
 
 Not cached: a producer that hands out its files once, a queue not made by
 ``string_input_producer`` over a list of files, a parse with ops that may give
 other values on another call (random ops, ``py_func``), and rows estimated above the
 budget before reading (rows: the files' sizes over the size of the first file's
 first records; a row: its fixed-size values, and a record per string). While
-filling, the bytes held are counted; above the budget the rows are dropped and
-each file is read and parsed every epoch (the same rows). A damaged record fails
-the fill, before the first batch.
+filling, the bytes held are counted; the file whose chunk would pass the budget,
+and every file after it, is read and parsed every epoch (the same rows; the files
+kept before stay kept). A damaged record fails where the uncached fast path fails.
 """
 
 import itertools
@@ -27,7 +28,7 @@ from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, estimated_bytes, size_text
 from tf1compat.pipeline.graph_model.varying import varying_ops
-from tf1compat.pipeline.kept_chunks import KeptChunks, fill
+from tf1compat.pipeline.kept_chunks import KeptChunks, per_iteration
 
 __all__ = ["EpochCache", "plan_epoch_cache"]
 
@@ -84,40 +85,31 @@ class EpochCache:
         return self.file_chunks(filename).map(flat, num_parallel_calls=threads,
                                               deterministic=True)
 
-    def filled(self, threads):
-        """The kept chunks of every file, as parsed
-        (:func:`~tf1compat.pipeline.kept_chunks.fill`)."""
-        return fill(self.files, lambda filename: self._parsed(filename, threads),
-                    tf.nest.flatten(self.output_spec), self.budget)
-
     def chunks(self, names, parallel_files, threads):
         """Parsed chunks (as ``parse_chunk`` gives them) of the files named by ``names``
-        (a dataset), ``parallel_files`` at once interleaved chunk by chunk: the kept
-        chunks, or read and parsed again when they did not fit."""
-        parse_chunk, structure = self.parse_chunk, self.output_spec
+        (a dataset), ``parallel_files`` at once interleaved chunk by chunk: each file's
+        first reading keeps its chunks as they stream, later readings give them (or
+        read and parse the file again when it did not fit the budget)."""
+        structure = self.output_spec
+        specs = tf.nest.flatten(structure)
 
         @tf.autograph.experimental.do_not_convert
-        def epochs(*state):
-            kept = KeptChunks(self.files, state, _MISSING)
-            everything, nothing = tf.constant(-1, tf.int64), tf.constant(0, tf.int64)
+        def unflattened(*columns):
+            return tf.nest.pack_sequence_as(structure, list(columns))
 
-            @tf.autograph.experimental.do_not_convert
-            def unflattened(*columns):
-                return tf.nest.pack_sequence_as(structure, list(columns))
+        def iteration():
+            store = KeptChunks(self.files, lambda filename: self._parsed(filename, threads),
+                               specs, self.budget, _MISSING)
 
             @tf.autograph.experimental.do_not_convert
             def per_file(filename):
-                cached = kept.chunks(filename).map(unflattened)
-                read = self.file_chunks(filename).map(parse_chunk, num_parallel_calls=threads,
-                                                      deterministic=True)
-                return cached.take(tf.where(kept.complete, everything, nothing)).concatenate(
-                    read.take(tf.where(kept.complete, nothing, everything)))
+                return store.chunks(filename).map(unflattened)
 
             if parallel_files == 1:
                 return names.flat_map(per_file)
             return names.interleave(per_file, cycle_length=parallel_files,
                                     num_parallel_calls=parallel_files, deterministic=True)
-        return self.filled(threads).flat_map(epochs)
+        return per_iteration(iteration)
 
 
 def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec,

@@ -132,7 +132,7 @@ def lower(fetches, prune_features=True, cache=None):
     cached, not_cached = _eagerly(lambda: plan_cache(plan, reader.graph_def, budget))
     plan = _prefetched(vectorize(plan, reader.graph_def))
     if cached is not None:
-        cached.upstream, cached.uncached = _prefetched(cached.upstream), plan
+        cached.upstream = _prefetched(cached.upstream)
     return Lowering(fetches, plan, batched, frozenset(reader.lowered_queues), cached,
                     not_cached)
 

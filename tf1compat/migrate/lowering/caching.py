@@ -5,14 +5,13 @@ again each epoch. When a lowered pipeline reads its files for more than one epoc
 and its per-example map starts with deterministic work (parse, decode, fixed
 reshapes), :func:`plan_cache` rewrites the plan so that work is done once:
 
-- the first epoch reads every file and maps it through the deterministic part of
-  the map (batch-then-parse where it applies), in chunks of 256 rows kept as they
-  were made and as they stream on to the rest of the pipeline (:class:`FileCache`,
-  over :mod:`tf1compat.pipeline.kept_chunks`), the narrowest values the rest uses
-  (uint8 pixels rather than their float32 cast, which then runs every epoch);
-  several readers of one file read it once, each row handed to every reader in turn
-  (:class:`OneFileReaders`); a read inside an interleave of several files (readers
-  taking files at once) is filled before the first element instead;
+- the first reading of each file maps it through the deterministic part of the map
+  (batch-then-parse where it applies), in chunks of 256 rows kept as they were made
+  and as they stream on to the rest of the pipeline (:class:`FileCache`, over
+  :mod:`tf1compat.pipeline.kept_chunks`: a tf.data in-memory cache per file), the
+  narrowest values the rest uses (uint8 pixels rather than their float32 cast,
+  which then runs every epoch); several readers of one file read it once, each row
+  handed to every reader in turn (:class:`OneFileReaders`);
 - each later epoch follows the producer's file order (its per-epoch shuffle with its
   seeds included) over those rows (:class:`CachedRead`), and the rest runs as
   before: shuffle buffers with their seeds, the per-example ops that vary (random
@@ -26,14 +25,17 @@ one whose per-example map starts with nothing deterministic, one whose cached
 values have no fixed shape, and one estimated above the budget before reading
 (rows: the files' sizes over the size of the first file's first records; a row:
 its fixed-size values, and at most a record per string).
-While filling, the bytes held are counted; above the budget the cache is dropped:
-the files are read again every epoch from there on (filled before the first element:
-the plan runs without the cache), with the same elements.
+While filling, the bytes held are counted; the file whose chunk would pass the
+budget, and every file after it, is read again every epoch (the files kept before
+stay kept), with the same elements.
 """
 
 import copy
+import itertools
+import os
 
 from tf1compat._tf import tf, v1
+from tf1compat.errors import CorruptRecordError
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
 from tf1compat.migrate.lowering.graph_function import trace_function
 from tf1compat.migrate.lowering.plan import (
@@ -50,7 +52,7 @@ from tf1compat.migrate.lowering.plan import (
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, estimated_bytes, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
-from tf1compat.pipeline.kept_chunks import KeptChunks, fill, streamed
+from tf1compat.pipeline.kept_chunks import KeptChunks, per_iteration
 
 __all__ = ["CachedPipeline", "CachedRead", "FileCache", "OneFileReaders", "Rebatch", "plan_cache"]
 
@@ -163,47 +165,30 @@ def _inside_tf1_cond(order):
 class FileCache:
     """The cached rows of every file: ``fill`` is the chain (from an :class:`Element`
     file name) giving a file's rows in chunks of 256; ``specs`` the rows' components;
-    ``estimate`` the bytes expected before reading; ``per_epoch`` the file names the
-    producer gives an epoch. ``streams``: the chunks are kept as the first epoch
-    streams them (:meth:`streamed`), else filled before the first element
-    (:meth:`filled`, for a read inside an interleave of several files, whose
-    readers take several files at once); ``state`` holds :meth:`filled`'s values while
-    :class:`CachedPipeline` builds the plan over them."""
+    ``estimate`` the bytes expected before reading; ``store`` the
+    :class:`~tf1compat.pipeline.kept_chunks.KeptChunks` of the iteration
+    :class:`CachedPipeline` builds the plan in."""
 
-    def __init__(self, files, per_epoch, fill, specs, budget, estimate):
-        self.files, self.per_epoch, self.fill, self.specs = files, per_epoch, fill, specs
+    def __init__(self, files, fill, specs, budget, estimate):
+        self.files, self.fill, self.specs = files, fill, specs
         self.budget, self.estimate = budget, estimate
-        self.streams = True
-        self.state = None   # the KeptChunks while a dataset is built over them
+        self.store = None
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
         kept = ", ".join(dict.fromkeys(spec.dtype.name for spec in self.specs))
-        when = ("kept as the first epoch streams" if self.streams
-                else "filled before the first batch")
         return (f"cache({count} read once into memory, about {size_text(self.estimate)} "
-                f"({kept}) of a {size_text(self.budget)} budget: {self.fill.describe()}; {when})")
+                f"({kept}) of a {size_text(self.budget)} budget: {self.fill.describe()}; "
+                "kept as each file's first reading streams)")
 
     def _file_chunks(self, filename):
         return self.fill.build(tf.data.Dataset.from_tensors(filename))
 
-    def _chunk_specs(self):
-        return [tf.TensorSpec([None, *spec.shape], spec.dtype) for spec in self.specs]
-
-    def filled(self):
-        """The kept chunks of every file (:func:`~tf1compat.pipeline.kept_chunks.fill`):
-        one element of each component's chunks, each file's first chunk and number of
-        chunks, and whether all files fit the budget."""
-        return fill(self.files, tf.autograph.experimental.do_not_convert(self._file_chunks),
-                    self._chunk_specs(), self.budget)
-
-    def streamed(self, names, per_epoch=None):
-        """The chunks of each file name of ``names`` (every epoch's, ``per_epoch`` an
-        epoch: by default the producer's), the first epoch's kept as they are read
-        (:func:`~tf1compat.pipeline.kept_chunks.streamed`)."""
-        return streamed(names, self.files, per_epoch or self.per_epoch,
-                        tf.autograph.experimental.do_not_convert(self._file_chunks),
-                        self._chunk_specs(), self.budget, _MISSING)
+    def new_store(self):
+        """A store for one iteration (inside a dataset function)."""
+        return KeptChunks(self.files, tf.autograph.experimental.do_not_convert(
+            self._file_chunks), [tf.TensorSpec([None, *spec.shape], spec.dtype)
+                                 for spec in self.specs], self.budget, _MISSING)
 
 
 class CachedRead(Step):
@@ -217,17 +202,8 @@ class CachedRead(Step):
         return self.cache.text()
 
     def apply(self, dataset):
-        cache, whole_files = self.cache, self.whole_files
-        if cache.streams:
-            chunks = cache.streamed(dataset)
-            return chunks if whole_files else chunks.unbatch()
-        kept = cache.state
-
-        @tf.autograph.experimental.do_not_convert
-        def per_file(filename):
-            chunks = kept.chunks(filename)
-            return chunks if whole_files else chunks.unbatch()
-        return dataset.flat_map(per_file)
+        chunks = dataset.flat_map(self.cache.store.chunks)
+        return chunks if self.whole_files else chunks.unbatch()
 
 
 class OneFileReaders(Step):
@@ -256,7 +232,7 @@ class OneFileReaders(Step):
         def each_row_per_name(readers, *columns):
             return tuple(tf.repeat(column, readers, axis=0) for column in columns)
         groups = dataset.batch(self.count).map(group_of)
-        return self.cache.streamed(groups, per_epoch=1).map(each_row_per_name).unbatch()
+        return groups.flat_map(self.cache.store.chunks).map(each_row_per_name).unbatch()
 
 
 class Rebatch(Step):
@@ -276,33 +252,24 @@ class Rebatch(Step):
 
 class CachedPipeline(Step):
     """The root of a cached plan: builds ``upstream`` (the plan with a
-    :class:`CachedRead`); when the cache is filled before the first element, over
-    the filled cache, or ``uncached`` (the plan without a cache) when the rows did
-    not fit the budget."""
+    :class:`CachedRead`) over a new store at each iteration."""
 
-    def __init__(self, upstream, cache, uncached=None):
-        self.upstream, self.cache, self.uncached = upstream, cache, uncached
+    def __init__(self, upstream, cache):
+        self.upstream, self.cache = upstream, cache
 
     def text(self):
         return ""
 
     def build(self, dataset=None):
-        cache, inner, uncached = self.cache, self.upstream, self.uncached
-        if cache.streams:
-            return inner.build()
+        cache, inner = self.cache, self.upstream
 
-        @tf.autograph.experimental.do_not_convert
-        def epochs(*state):
-            kept = cache.state = KeptChunks(cache.files, state, _MISSING)
-            complete = kept.complete
+        def iteration():
+            cache.store = cache.new_store()
             try:
-                cached = inner.build()
+                return inner.build()
             finally:
-                cache.state = None
-            everything, nothing = tf.constant(-1, tf.int64), tf.constant(0, tf.int64)
-            return cached.take(tf.where(complete, everything, nothing)).concatenate(
-                uncached.build().take(tf.where(complete, nothing, everything)))
-        return cache.filled().flat_map(epochs)
+                cache.store = None
+        return per_iteration(iteration)
 
 
 # ------------------------------------------------------------ planning
@@ -388,17 +355,25 @@ def _values_of(make):
 
 
 def _files(values):
-    """The distinct file names the producer yields, and how many it yields an epoch
-    (evaluated once)."""
+    """The distinct file names the producer yields (evaluated once)."""
     @tf.autograph.experimental.do_not_convert
     def one_epoch(_):
         return values.function(*(value for f in values.initial for value in f()))[0]
     names = _values_of(lambda: tf.data.Dataset.range(1).map(one_epoch).get_single_element())
-    return sorted(set(names.tolist())), len(names)
+    return sorted(set(names.tolist()))
 
 
 def _record_sizes(reading, name):
-    """``(records, bytes)`` of the first records of file ``name`` (up to 256)."""
+    """``(records, bytes)`` of the first records of file ``name`` (up to 256): read in
+    Python where it can (a local file), else with tf.data."""
+    try:
+        sizes = [len(record) for _, _, record in itertools.islice(
+            reading.iter_records(os.fsdecode(name)), _FILL_CHUNK)]
+    except (OSError, CorruptRecordError):
+        sizes = []   # tf.data reads it below, and says what is wrong as it does uncached
+    if sizes:
+        return len(sizes), sum(sizes)
+
     @tf.autograph.experimental.do_not_convert
     def measured(total, record):
         return total[0] + 1, total[1] + tf.cast(tf.strings.length(record), tf.int64)
@@ -453,14 +428,13 @@ def _shuffle_kept_rows(plan, map_step, specs):
 def _one_file_readers(plan, interleave, cached_read, cache):
     """``plan`` with ``interleave`` (readers of one file) as :class:`OneFileReaders`
     when its template is ``cached_read`` then maps picking components (moved after
-    it), kept as the first group of names streams; else ``plan`` as it is."""
+    it); else ``plan`` as it is."""
     template = interleave.template.chain()
     selections = template[2:]
     if template[1] is not cached_read or not all(
             isinstance(step, Map) and step.function.is_selection and not step.unbatch
             for step in selections):
         return plan
-    cache.streams = True
     readers = OneFileReaders(interleave.upstream, cache, interleave.count)
     for selection in selections:
         moved = copy.copy(selection)
@@ -472,8 +446,7 @@ def _one_file_readers(plan, interleave, cached_read, cache):
 def plan_cache(plan, graph_def, budget):
     """``(cached plan, None)`` for ``plan`` (before batch-then-parse; its steps are
     not changed), or ``(None, why not)``; the cached plan is vectorized and starts
-    with a :class:`CachedPipeline`, whose ``uncached`` the caller sets (the plan it
-    runs when the rows exceed the budget). Runs eagerly (it reads a few records)."""
+    with a :class:`CachedPipeline`. Runs eagerly (it reads a few records)."""
     if not budget:
         return None, f"caching is off ({BUDGET_VARIABLE}=off, --no-cache or cache=False)"
     plan = _copy_chain(plan)
@@ -486,7 +459,7 @@ def plan_cache(plan, graph_def, budget):
         return None, split
     prefix, suffix, columns = split
     try:
-        files, per_epoch = _files(values)
+        files = _files(values)
     except (tf.errors.OpError, ValueError) as e:
         return None, f"the file names are known only when the pipeline runs ({e})"
     fill_read = copy.copy(read)
@@ -497,8 +470,7 @@ def plan_cache(plan, graph_def, budget):
                           for t in prefix.inputs]
     fill = vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
     specs = [tf.TensorSpec(t.shape, t.dtype) for t in columns]
-    cache = FileCache(files, per_epoch, fill, specs, budget, 0)
-    cache.streams = read_place[1] is None   # inside an interleave: see _one_file_readers
+    cache = FileCache(files, fill, specs, budget, 0)
     cache.estimate = _estimate(specs, read.reading, files)
     if cache.estimate > budget:
         return None, (f"about {size_text(cache.estimate)} to keep, above the "
