@@ -228,7 +228,28 @@ def test_reader_keys_through_a_shuffle_buffer_are_tf1s(tfrecords):
         assert_equal_to_own_lowering(batch, ordered=False, count=21)
 
 
-def test_a_damaged_record_read_with_keys_fails_with_its_offset(tmp_path):
+def _ids_with_keys(path):
+    key, example = parsed([path])
+    return tc.batch([key, example["id"]], 3)
+
+
+def _slim_ids(path):
+    """Ids of slim's DatasetDataProvider, whose common queue passes (key, record) on."""
+    from tf1compat import slim
+
+    keys_to_features = {"id": tf.io.FixedLenFeature([], tf.int64)}
+    dataset = slim.dataset.Dataset(
+        data_sources=path, reader=v1.TFRecordReader, num_samples=10,
+        decoder=slim.tfexample_decoder.TFExampleDecoder(
+            keys_to_features, {"id": slim.tfexample_decoder.Tensor("id")}),
+        items_to_descriptions={})
+    provider = slim.dataset_data_provider.DatasetDataProvider(dataset, shuffle=False,
+                                                                 num_epochs=1)
+    return tc.batch(provider.get(["id"]), 3)
+
+
+@pytest.mark.parametrize("pipeline", [_ids_with_keys, _slim_ids])
+def test_a_damaged_record_read_with_keys_fails_with_its_offset(tmp_path, pipeline):
     """A damaged record fails the chunk of a batch's size it is read in: the batches of
     the chunks before it come first, then TensorFlow's error naming its offset."""
     path = str(tmp_path / "damaged.tfrecord")
@@ -240,13 +261,14 @@ def test_a_damaged_record_read_with_keys_fails_with_its_offset(tmp_path):
     with open(path, "wb") as f:
         f.write(bytes(data))
     with tc.legacy_graph():
-        key, example = parsed([path])
-        dataset = tc.to_tf_data(tc.batch([key, example["id"]], 3))
+        fetches = pipeline(path)
+        assert "with reader keys -> batch(3, drop remainder)" in tc.describe_lowering(fetches)
+        dataset = tc.to_tf_data(fetches)
     delivered = []
     with pytest.raises(tf.errors.DataLossError,
                        match=f"corrupted record at {offset + HEADER_SIZE}"):
-        for _, ids in dataset:
-            delivered.extend(ids.numpy().tolist())
+        for batch in dataset:
+            delivered.extend(tf.nest.flatten(batch)[-1].numpy().tolist())
     assert delivered == list(range(6))
 
 

@@ -48,9 +48,10 @@ class Step:
 
     def build(self, dataset=None):
         """The dataset of the whole chain (``dataset`` feeds an :class:`Element` start);
-        a :class:`Read` and the :class:`Batch` right after it may build together
-        (:meth:`Read.batched_by`)."""
-        chain, position = self.chain(), 0
+        a :class:`Read` and the :class:`Batch` right after it (maps that pass the
+        elements on as they are aside) may build together (:meth:`Read.batched_by`)."""
+        chain = [step for step in self.chain() if not (isinstance(step, Map) and step.is_noop())]
+        position = 0
         while position < len(chain):
             step, following = chain[position], chain[position + 1:position + 2]
             if isinstance(step, Read) and following and step.batched_by(following[0]):
