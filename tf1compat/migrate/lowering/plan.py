@@ -143,9 +143,10 @@ class Read(Step):
         @tf.autograph.experimental.do_not_convert
         def read(filename):
             if with_keys:
-                return reading.keyed_chunks(filename, _KEY_CHUNK).unbatch()
+                return reading.keyed_chunks(filename, _KEY_CHUNK)
             return reading.records(filename)
-        return dataset.flat_map(read)
+        # Keyed chunks are unbatched after the flat_map, which then passes on chunks.
+        return dataset.flat_map(read).unbatch() if with_keys else dataset.flat_map(read)
 
     def batched_by(self, step):
         """Whether ``step``, following this read, builds with it: a plain batch of
