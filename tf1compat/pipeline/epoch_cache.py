@@ -38,16 +38,16 @@ _MISSING = ("the queue's names changed since the fast path was built); turn the 
 
 
 def _traced(function, chunk_spec):
-    """``(function as a tf.function, its output spec, types of its ops that may vary)``,
-    ``function`` traced once for ``chunk_spec`` (in a function graph: the caller's
-    graph gets no op); the fill and the reading above the budget call that trace."""
-    function = tf.function(function, autograph=False)
-    graph = function.get_concrete_function(chunk_spec).graph
+    """``(its output spec, types of its ops that may vary)`` of ``function`` traced for
+    ``chunk_spec`` in a function graph of its own (the caller's graph gets no op). The
+    datasets trace it again where they call it: there it is part of their map
+    function, whose loops TensorFlow runs faster than a called function's."""
+    graph = tf.function(function, autograph=False).get_concrete_function(chunk_spec).graph
     varying = sorted({op.type for op in varying_ops(graph.get_operations(),
                                                     graph.as_graph_def())})
     output_spec = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype),
                                         graph.structured_outputs)
-    return function, output_spec, varying
+    return output_spec, varying
 
 
 def _estimate(reading, files, specs):
@@ -124,7 +124,7 @@ def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec
                       "string_input_producer of a list of files)")
     if num_epochs == 1:
         return None, "the files are read once (1 epoch)"
-    parse_chunk, output_spec, varying = _traced(parse_chunk, chunk_spec)
+    output_spec, varying = _traced(parse_chunk, chunk_spec)
     if varying:
         return None, (f"the parse may give other values every epoch (stateful "
                       f"{', '.join(varying)})")
