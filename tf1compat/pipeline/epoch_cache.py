@@ -16,9 +16,9 @@ Not cached: a producer that hands out its files once, a queue not made by
 other values on another call (random ops, ``py_func``), and rows estimated above the
 budget before reading (rows: the files' sizes over the size of the first file's
 first records; a row: its fixed-size values, and a record per string). While
-filling, the bytes held are counted; the file whose chunk would pass the budget,
-and every file after it, is read and parsed every epoch (the same rows; the files
-kept before stay kept). A damaged record fails where the uncached fast path fails.
+filling, the bytes held are counted; a file whose chunk would pass the budget is
+read and parsed every epoch (the same rows; the files kept before stay kept). A
+damaged record fails where the uncached fast path fails.
 """
 
 import itertools

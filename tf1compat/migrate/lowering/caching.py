@@ -25,9 +25,9 @@ one whose per-example map starts with nothing deterministic, one whose cached
 values have no fixed shape, and one estimated above the budget before reading
 (rows: the files' sizes over the size of the first file's first records; a row:
 its fixed-size values, and at most a record per string).
-While filling, the bytes held are counted; the file whose chunk would pass the
-budget, and every file after it, is read again every epoch (the files kept before
-stay kept), with the same elements.
+While filling, the bytes held are counted; a file whose chunk would pass the
+budget is read again every epoch (the files kept before stay kept), with the same
+elements.
 """
 
 import copy
