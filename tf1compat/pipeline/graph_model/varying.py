@@ -24,19 +24,22 @@ def _attribute_functions(attributes):
 def _node_varies(node, functions, known):
     called = list(_attribute_functions(node.attr))
     if called:
-        return any(_function_varies(name, functions, known) for name in called)
+        return any(_function_has(name, functions, known, _node_varies) for name in called)
     op_def = op_def_registry.get(node.op)
     if op_def is None:
-        return node.op not in functions or _function_varies(node.op, functions, known)
+        return node.op not in functions or _function_has(node.op, functions, known, _node_varies)
     return op_def.is_stateful and bool(op_def.output_arg)
 
 
-def _function_varies(name, functions, known):
+def _function_has(name, functions, known, node_test):
+    """Whether library function ``name`` (one not in ``functions``: yes) has a node
+    passing ``node_test(node, functions, known)``; ``known`` keeps the answers of
+    the functions seen, for that one test."""
     if name not in known:
         known[name] = False   # a recursive call adds nothing new
         function = functions.get(name)
         known[name] = function is None or any(
-            _node_varies(node, functions, known) for node in function.node_def)
+            node_test(node, functions, known) for node in function.node_def)
     return known[name]
 
 
@@ -66,19 +69,11 @@ def called_nodes(node, graph_def):
 
 def _stateful_node(node, functions, known):
     if node.op in functions:    # a call of a library function by its name
-        return _stateful_function(node.op, functions, known)
+        return _function_has(node.op, functions, known, _stateful_node)
     op_def = op_def_registry.get(node.op)
     return op_def is None or op_def.is_stateful or any(
-        _stateful_function(name, functions, known) for name in _attribute_functions(node.attr))
-
-
-def _stateful_function(name, functions, known):
-    if name not in known:
-        known[name] = False   # a recursive call adds nothing new
-        function = functions.get(name)
-        known[name] = function is None or any(
-            _stateful_node(node, functions, known) for node in function.node_def)
-    return known[name]
+        _function_has(name, functions, known, _stateful_node)
+        for name in _attribute_functions(node.attr))
 
 
 def has_stateful_ops(graph_def):
