@@ -514,6 +514,47 @@ def _run_check(args):
     return 1 if report.findings or report.unparsed else 0
 
 
+def _add_port(subparsers):
+    p = subparsers.add_parser(
+        "port", help="write a TF1 program again for TensorFlow 2, to run without tf1compat "
+                     "(exit 1 when some parts could not be ported)",
+        usage="%(prog)s PATH --out DIR [--overwrite] [--diff] [-- ARGS...]",
+        description="Port PATH (a program file, or a folder) into DIR: its TF1 names to their "
+                    "TensorFlow 2 homes, tf.contrib to maintained packages, and what else "
+                    "TF1-era programs used; every other line as written. ARGS after -- are "
+                    "the program's own arguments (the pipeline pass runs the program).")
+    p.add_argument("path", metavar="PATH", help="the program file, or its folder")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="the folder to write the ported program to (never over PATH)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace DIR when it exists and is not empty")
+    p.add_argument("--diff", action="store_true",
+                   help="print the unified diff of the changed files, not only their summary")
+    p.set_defaults(handler=_run_port, program_args=[])
+
+
+def _run_port(args):
+    from tf1compat.port import port_program
+    try:
+        report = port_program(args.path, args.out, argv=args.program_args,
+                              overwrite=args.overwrite)
+    except FileNotFoundError as e:
+        print(f"tf1compat port: error: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"tf1compat port: error: {error_line('port', e)}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(line)
+    if args.diff:
+        print(report.diff(), end="")
+    else:
+        for line in report.diffstat():
+            print(line)
+    print(report.summary())
+    return 0 if report.complete else 1
+
+
 def _add_data_service(subparsers):
     p = subparsers.add_parser(
         "data-service", help="start a tf.data service dispatcher or worker (TensorFlow's own "
@@ -578,8 +619,8 @@ def _run_data_service(args):
     return 128 + received[0]
 
 
-_COMMANDS = [_add_demo, _add_run, _add_check, _add_bench, _add_inspect, _add_verify, _add_compare,
-             _add_data_service, _add_convert_cifar10, _add_convert_images]
+_COMMANDS = [_add_demo, _add_run, _add_check, _add_port, _add_bench, _add_inspect, _add_verify,
+             _add_compare, _add_data_service, _add_convert_cifar10, _add_convert_images]
 
 
 def build_parser():
@@ -615,6 +656,7 @@ _FLAGS = {
                        "runner": "--runner", "scheduler": "--scheduler", "source_dir": "SOURCE",
                        "output_dir": "OUTPUT_DIR"},
     "run": {"grace_period": "--grace-period"},
+    "port": {"overwrite": "--overwrite"},
     "demo": {"seed": "--seed", "workdir": "--workdir"},
 }
 
@@ -657,6 +699,18 @@ def _environment(quiet):
                 os.environ[name] = value
 
 
+def _split_program_arguments(argv):
+    """``(argv, ARGS)``: a command taking the program's arguments after ``--``
+    (``port``) gets them apart, so a program's ``--flag`` is never read as one of
+    ours; ``(argv, None)`` for the others."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    if command == "port" and "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return argv, None
+
+
 def main(argv=None):
     """Run the command line; returns the process exit code.
 
@@ -669,7 +723,10 @@ def main(argv=None):
     command = "tf1compat"
     try:
         try:
+            argv, program_args = _split_program_arguments(argv)
             args, unknown = build_parser().parse_known_args(argv)
+            if program_args is not None:
+                args.program_args = program_args
             if unknown:  # with the usage of the command they were given to
                 args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
             command = f"tf1compat {args.command}"

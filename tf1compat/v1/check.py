@@ -34,7 +34,7 @@ from tf1compat.v1.proxy import tf1_name
 from tf1compat.v1.tf1_names import recorded_names
 
 __all__ = ["Finding", "Unparsed", "CheckReport", "check_file", "check_paths",
-           "iter_python_files"]
+           "iter_python_files", "iter_program_files", "name_problem"]
 
 _PRIVATE = ("python", "core")
 _SKIPPED_FOLDERS = {"__pycache__", "site-packages", "dist-packages", "node_modules"}
@@ -42,7 +42,8 @@ _SKIPPED_FOLDERS = {"__pycache__", "site-packages", "dist-packages", "node_modul
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
-    """A TF1 name at ``path``:``line`` that run mode does not support, and why."""
+    """A TF1 name at ``path``:``line`` that run mode does not support (``check``) or
+    that ``port`` could not port, and why."""
 
     path: str
     line: int
@@ -100,19 +101,25 @@ class CheckReport:
                        if self.unparsed else "")
 
 
+def iter_program_files(folder):
+    """Every file under ``folder`` that is the program's, sorted per folder: hidden
+    folders, virtual environments and site-packages are skipped."""
+    for parent, subfolders, files in os.walk(folder):
+        subfolders[:] = sorted(
+            d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS
+            and not os.path.exists(os.path.join(parent, d, "pyvenv.cfg")))
+        yield from (os.path.join(parent, f) for f in sorted(files))
+
+
 def iter_python_files(paths):
     """The ``.py`` files under ``paths`` (files are taken as given), sorted per
-    folder; hidden folders, virtual environments and site-packages are skipped.
-    A path that does not exist raises ``FileNotFoundError``."""
+    folder (:func:`iter_program_files`). A path that does not exist raises
+    ``FileNotFoundError``."""
     for path in paths:
         if os.path.isfile(path):
             yield os.fspath(path)
         elif os.path.isdir(path):
-            for folder, subfolders, files in os.walk(path):
-                subfolders[:] = sorted(
-                    d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS
-                    and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg")))
-                yield from (os.path.join(folder, f) for f in sorted(files) if f.endswith(".py"))
+            yield from (f for f in iter_program_files(path) if f.endswith(".py"))
         elif os.path.lexists(path):  # a FIFO, device or dangling link: check_file says which
             yield os.fspath(path)
         else:
@@ -208,7 +215,7 @@ def _walk(parts):
     return node, None
 
 
-def _problem(dotted):
+def name_problem(dotted):
     """Why run mode cannot give ``dotted`` (``tensorflow.x.y``), or None. Attributes
     of modules and placeholders are followed (a placeholder's constants are fine);
     those of anything else are not judged, nor are names with a leading underscore
@@ -248,7 +255,7 @@ def _import_problem(dotted):
     if missing is not None and missing_module_message(dotted, missing) is not None:
         return missing_module_message(dotted, missing)
     if missing is None and node is not None:
-        return _problem(dotted)
+        return name_problem(dotted)
     return None if _tensorflow_has_module(dotted) else \
         f"no such module in TensorFlow 2 ({dotted})"
 
@@ -295,7 +302,7 @@ class _TensorFlowNames(ast.NodeVisitor):
         for alias in node.names:
             dotted = f"{module}.{alias.name}"
             if problem is None and alias.name != "*":
-                self._report(node, dotted, _problem(dotted))
+                self._report(node, dotted, name_problem(dotted))
             self.aliases[alias.asname or alias.name] = dotted
 
     def visit_Assign(self, node):
@@ -311,7 +318,7 @@ class _TensorFlowNames(ast.NodeVisitor):
         if dotted is None:
             self.generic_visit(node)
             return
-        self._report(node, dotted, _problem(dotted))
+        self._report(node, dotted, name_problem(dotted))
 
 
 def check_file(path):

@@ -1,0 +1,94 @@
+"""The TF1 names fixer: before/after pairs, and what it leaves alone."""
+
+import pytest
+from port_programs import fix
+
+pytestmark = pytest.mark.tf
+
+CASES = {
+    "v1 only -> tf.compat.v1": (
+        "import tensorflow as tf\nx = tf.placeholder(tf.float32, [None, 3])  # input\n",
+        "import tensorflow as tf\nx = tf.compat.v1.placeholder(tf.float32, [None, 3])  # input\n"),
+    "same function in a TF2 module": (
+        "import tensorflow as tf\nok = tf.gfile.Exists(path)\nr = tf.random_uniform([2])\n",
+        "import tensorflow as tf\nok = tf.io.gfile.exists(path)\nr = tf.random.uniform([2])\n"),
+    "keywords renamed": (
+        "import tensorflow as tf\ns = tf.reduce_sum(x, reduction_indices=1, keep_dims=True)\n",
+        "import tensorflow as tf\ns = tf.reduce_sum(x, axis=1, keepdims=True)\n"),
+    "positional arguments whose place TF2 changed become keywords": (
+        "import tensorflow as tf\ni = tf.argmax(x, 1, 'best')\n",
+        "import tensorflow as tf\ni = tf.argmax(x, 1, name='best')\n"),
+    "an argument TF2 dropped: the TF1 function": (
+        "import tensorflow as tf\ny = tf.image.resize_images(x, [4, 4], align_corners=True)\n",
+        "import tensorflow as tf\ny = tf.compat.v1.image.resize_images(x, [4, 4], "
+        "align_corners=True)\n"),
+    "a call tf_upgrade_v2 rewrites with code: the TF1 function": (
+        "import tensorflow as tf\ny = tf.nn.dropout(x, keep_prob=0.5)\n",
+        "import tensorflow as tf\ny = tf.compat.v1.nn.dropout(x, keep_prob=0.5)\n"),
+    "any alias of tensorflow": (
+        "import tensorflow as T\nT.Session()\n",
+        "import tensorflow as T\nT.compat.v1.Session()\n"),
+    "the API object inside a longer chain": (
+        "import tensorflow as tf\nn = tf.app.flags.FLAGS.batch_size\n",
+        "import tensorflow as tf\nn = tf.compat.v1.app.flags.FLAGS.batch_size\n"),
+    "from tensorflow import a renamed object": (
+        "from tensorflow import placeholder\nx = placeholder('float')\n",
+        "from tensorflow.compat.v1 import placeholder\nx = placeholder('float')\n"),
+    "from a module: the object under its new name, bound to the old": (
+        "from tensorflow.python_io import TFRecordWriter\n",
+        "from tensorflow.io import TFRecordWriter\n"),
+}
+
+LEFT_ALONE = {
+    "names TF2 has as TF1 had them": "import tensorflow as tf\ny = tf.nn.relu(tf.matmul(x, w))\n",
+    "a user's own tf": "tf = load_config()\nx = tf.placeholder\n",
+    "a parameter named tf": (
+        "import tensorflow as tf\n\n\ndef f(tf):\n    return tf.placeholder()\n"),
+    "a local shadowing tensorflow": (
+        "import tensorflow as tf\n\n\ndef f():\n    tf = Config()\n    return tf.Session\n"),
+    "strings and comments": "import tensorflow as tf\n# tf.placeholder\ns = 'tf.placeholder'\n",
+    "tensorflow.compat.v1 programs": (
+        "import tensorflow.compat.v1 as tf\nx = tf.placeholder(tf.float32)\n"),
+    "TF1 names of other fixers": "import tensorflow as tf\nslim = tf.contrib.slim\n",
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_before_after(case):
+    before, after = CASES[case]
+    assert fix(before)[0] == after
+
+
+@pytest.mark.parametrize("case", LEFT_ALONE)
+def test_left_alone(case):
+    text, ported = fix(LEFT_ALONE[case])
+    assert text == LEFT_ALONE[case]
+    assert ported.changes == []
+
+
+def test_changes_name_the_line_and_both_names():
+    _, ported = fix("import tensorflow as tf\n\nx = tf.placeholder(tf.float32)\n")
+    assert [str(change) for change in ported.changes] == [
+        "program.py:3: tf.placeholder -> tf.compat.v1.placeholder"]
+
+
+def test_a_name_tensorflow_2_lacks_is_a_finding_with_checks_reason():
+    text, ported = fix("import tensorflow as tf\ntf.no_such_op(1)\n")
+    assert text == "import tensorflow as tf\ntf.no_such_op(1)\n"
+    [finding] = ported.findings
+    assert (finding.line, finding.name) == (2, "tf.no_such_op")
+    assert "not in TensorFlow 2's tf.compat.v1" in finding.reason
+
+
+def test_running_twice_changes_nothing_more():
+    once = fix("".join(before for before, _ in CASES.values()))[0]
+    assert fix(once)[0] == once
+
+
+def test_tensorflow_still_has_the_tables_port_reads():
+    from tf1compat.port.tf_upgrade import SPEC_TABLES, upgrade_spec
+
+    spec = upgrade_spec()
+    for table in SPEC_TABLES:
+        assert isinstance(getattr(spec, table), dict) and getattr(spec, table), table
+    assert spec.symbol_renames["tf.placeholder"] == "tf.compat.v1.placeholder"
