@@ -1,11 +1,13 @@
 """The graph model's assumptions about TensorFlow, each checked against TensorFlow itself:
 op types, input positions, attributes, reader keys, frame sizes and message texts."""
 
+import gc
 import gzip
 import os
 import re
 import subprocess
 import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -14,9 +16,11 @@ from tf1compat.pipeline.graph_model import op_types
 
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
+from tf1compat.migrate.lowering import replace_with_tf_data  # noqa: E402
 from tf1compat.migrate.lowering.graph_function import trace_function  # noqa: E402
 from tf1compat.pipeline.graph_model.cond_branches import called_cond, passing_branch, with_branch  # noqa: E402
-from tf1compat.pipeline.graph_model.index import graph_index  # noqa: E402
+from tf1compat.pipeline.graph_model.index import graph_index, graph_notes  # noqa: E402
+from tf1compat.pipeline.graph_model.notes import ProducerNote, UncheckedName  # noqa: E402
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
 from tf1compat.pipeline.graph_model.varying import has_stateful_ops, varying_ops  # noqa: E402
@@ -261,20 +265,50 @@ def test_node_tags_name_the_failing_op():
     assert op_types.NODE_SUFFIX.search(caught.value.message) is not None
 
 
-def test_index_is_cached_until_the_graph_changes():
+def test_the_index_follows_the_graph_and_holds_its_notes():
     with tc.legacy_graph() as graph:
-        queue = v1.train.string_input_producer(["a"], shuffle=False)
+        queue = tc.string_input_producer(["a"], shuffle=False)
         index = graph_index(graph)
-        assert graph_index(graph) is index
         name = queue.queue_ref.op.name
         assert [op.type for op in index.enqueue_ops(name)] == [op_types.ENQUEUE_MANY]
         element = queue.dequeue()
         batch = v1.train.batch([element], 2)
         rebuilt = graph_index(graph)
     batch_queue = op_types.queue_handle(batch.op).op.name
-    assert rebuilt is not index and batch_queue in rebuilt.runners
+    assert batch_queue not in index.runners and batch_queue in rebuilt.runners
     assert rebuilt.upstream([batch])[1] == {batch_queue, name}
     assert rebuilt.upstream([batch], fed=[element])[1] == {batch_queue}
+    assert index.notes is rebuilt.notes is graph_notes(graph)
+    assert graph_notes(graph).producers[name] == ProducerNote(("a",), (UncheckedName(
+        0, b"a", b"a", True),), None)
+
+
+def _noted_graph(tmp_path):
+    """A weak reference to a graph that every wing noted something about: a producer, a
+    fast path, a lowered pipeline (and the index of it all)."""
+    path = str(tmp_path / "data.tfrecord")
+    with tf.io.TFRecordWriter(path) as writer:
+        for value in range(6):
+            writer.write(tf.train.Example(features=tf.train.Features(feature={
+                "x": tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))}))
+                .SerializeToString())
+    features = {"x": tf.io.FixedLenFeature([], tf.int64)}
+    with tc.legacy_graph() as graph:
+        fast = tc.build_example_batches(tc.string_input_producer([path]), features, 2)
+        _, record = tc.TFRecordReader().read(tc.string_input_producer([path], num_epochs=1))
+        batch = tc.batch(tf.io.parse_single_example(record, features), 2)
+        replace_with_tf_data(batch)
+        notes = graph_index(graph).notes
+        assert notes.fast_path_files(fast["x"].op.name) == ((path,), None)
+        assert len(notes.producers) == 2 and len(notes.queues_lowered) == 2
+        assert list(notes.dequeues_replaced.values()) == [batch["x"].op.name]
+    return weakref.ref(graph)
+
+
+def test_notes_and_index_keep_no_graph_alive(tmp_path):
+    graph = _noted_graph(tmp_path)
+    gc.collect()
+    assert graph() is None
 
 
 def test_stateful_ops_are_tensorflows_with_outputs_only():

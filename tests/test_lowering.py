@@ -653,7 +653,8 @@ def test_seeded_py_func_keeps_the_queue_values(tfrecords):
 
 
 def test_a_pipeline_read_outside_its_batching_call_stays_on_queues(tfrecords):
-    from tf1compat.migrate.lowering import queues_replaced, replace_with_tf_data
+    from tf1compat.migrate.lowering import replace_with_tf_data
+    from tf1compat.pipeline.graph_model.index import graph_notes
 
     with tc.legacy_graph() as graph:
         key, example = parsed(tfrecords)
@@ -665,7 +666,7 @@ def test_a_pipeline_read_outside_its_batching_call_stays_on_queues(tfrecords):
             replace_with_tf_data(batch)
         assert caught.value.op == row.op.name
         assert len(graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)) == 2   # still queues
-        assert queues_replaced(graph) == frozenset()
+        assert graph_notes(graph).queues_lowered == set()
 
 
 # ------------------------------------------------------------ compare and arguments

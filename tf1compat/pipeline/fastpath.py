@@ -26,7 +26,6 @@ it names the files read for other errors (a parse error, for instance).
 """
 
 import math
-import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import PipelineConfigError
@@ -39,6 +38,8 @@ from tf1compat.pipeline._validate import (
 from tf1compat.pipeline.cache_budget import cache_budget
 from tf1compat.pipeline.epoch_cache import plan_epoch_cache
 from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import graph_notes
+from tf1compat.pipeline.graph_model.notes import FastPathNote
 from tf1compat.pipeline.graph_model.readers import spec_of_readers
 from tf1compat.pipeline.queues import (
     TFRecordReader,
@@ -48,16 +49,12 @@ from tf1compat.pipeline.queues import (
 )
 
 __all__ = ["build_record_batches", "build_example_batches", "build_batches",
-           "parse_examples", "files_read_by", "describe_cache"]
+           "parse_examples", "describe_cache"]
 
 # Records read and parsed per tf.data call by default: each call has a fixed cost
 # (~0.1-0.2 ms of CPU here, a hundred CIFAR records' parsing), paid 8 times as often
 # with a call per batch of 128.
 RECORDS_PER_READ = 1024
-# graph -> {name of a fast path's get_next op -> (files, compression)}
-_FILES_READ = weakref.WeakKeyDictionary()
-# graph -> {name of a fast path's get_next op -> what describe_cache says}
-_CACHES = weakref.WeakKeyDictionary()
 
 
 def describe_cache(batch):
@@ -65,18 +62,13 @@ def describe_cache(batch):
     its parsed rows in memory between epochs: ``cached: 3 files read once into
     memory, about 2 MB of a 4,096 MB budget``, or ``not cached:`` and why."""
     tensor = next(iter(batch.values())) if isinstance(batch, dict) else batch
-    text = _CACHES.get(tensor.graph, {}).get(tensor.op.name)
-    if text is None:
+    note = graph_notes(tensor.graph).fast_paths.get(tensor.op.name)
+    if note is None:
         raise PipelineConfigError(
             f"describe_cache: {tensor.name!r} is not the output of a fast path",
             argument="batch", expected="what build_example_batches, build_record_batches "
             "or BatchedDatasetDataProvider.get returns")
-    return text
-
-
-def files_read_by(op):
-    """``(files, compression)`` a fast path's ``get_next`` op reads, or None."""
-    return _FILES_READ.get(op.graph, {}).get(op.name)
+    return note.cache
 
 
 def _file_names(filename_queue):
@@ -240,10 +232,9 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
     for tensor in [*batch.values(), *key_parts]:
         tensor.set_shape(tf.TensorShape([size]).concatenate(tensor.shape[1:]))
     get_next = next(iter(batch.values())).op
-    _CACHES.setdefault(get_next.graph, {})[get_next.name] = (
+    graph_notes(get_next.graph).fast_paths[get_next.name] = FastPathNote(
+        files, reading.compression,
         epoch_cache.text() if epoch_cache else f"not cached: {not_cached}")
-    if files is not None:
-        _FILES_READ.setdefault(get_next.graph, {})[get_next.name] = (files, reading.compression)
     if not with_keys:
         return batch, None
     numbers, positions = key_parts

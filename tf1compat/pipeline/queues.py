@@ -17,12 +17,11 @@ dict; glob patterns in a file list are expanded; file names may be str, bytes
 """
 
 import contextlib
+import dataclasses
 import glob
 import os
 import re
 import sys
-import weakref
-from typing import NamedTuple
 
 import numpy as np
 
@@ -41,6 +40,8 @@ from tf1compat.pipeline._validate import (
     require_graph_mode,
 )
 from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import graph_notes, read_ops
+from tf1compat.pipeline.graph_model.notes import ProducerNote, UncheckedName
 
 __all__ = [
     "legacy_graph", "string_input_producer", "slice_input_producer", "input_producer",
@@ -55,25 +56,6 @@ _REMOTE = re.compile(rb"^[A-Za-z][A-Za-z0-9+.-]*://")  # gs://, s3://, hdfs://: 
 # TensorFlow's glob also matches names that start with "." (Python can from 3.11)
 _GLOB_OPTIONS = {"include_hidden": True} if sys.version_info >= (3, 11) else {}
 _PRODUCER, _STRING_TENSOR = "string_input_producer", "string_tensor"
-
-
-class _Unchecked(NamedTuple):
-    """A queued name not known to be a file when the queue was built."""
-    index: int       # position in the list given
-    given: bytes     # the name or pattern given
-    name: bytes      # the name queued (a match of ``given``, or ``given`` itself)
-    expanded: bool   # whether glob patterns were expanded (Python lists, not tensors)
-
-
-class _QueuedNames(NamedTuple):
-    """What :func:`string_input_producer` put in one queue."""
-    names: tuple      # in queue order: str, or bytes for a name that is not UTF-8
-    unchecked: tuple  # _Unchecked entries, checked when a reader is connected
-    num_epochs: int   # None: repeated forever
-
-
-# graph -> {queue op name -> _QueuedNames}
-_NAMES_BY_QUEUE = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
@@ -167,14 +149,14 @@ def _expand(names, expand=True):
         if _exists(name):
             queued.append(name)
             if _isdir(name):
-                unchecked.append(_Unchecked(index, name, name, expand))
+                unchecked.append(UncheckedName(index, name, name, expand))
         elif expand and _GLOB_CHARACTERS.intersection(name) and (matches := _glob(name)):
             queued.extend(matches)
-            unchecked.extend(_Unchecked(index, name, m, expand) for m in matches
+            unchecked.extend(UncheckedName(index, name, m, expand) for m in matches
                              if _isdir(m) or not _exists(m))  # a folder, a dangling link
         else:
             queued.append(name)
-            unchecked.append(_Unchecked(index, name, name, expand))
+            unchecked.append(UncheckedName(index, name, name, expand))
     return queued, unchecked
 
 
@@ -257,7 +239,7 @@ def queue_epochs(queue):
 
 def _queued_names(queue):
     handle = getattr(queue, "queue_ref", queue)
-    return _NAMES_BY_QUEUE.get(handle.graph, {}).get(handle.op.name)
+    return graph_notes(handle.graph).producers.get(handle.op.name)
 
 
 def check_queue_files(queue, reader):
@@ -275,17 +257,18 @@ def check_queue_files(queue, reader):
         raise _empty_error(_PRODUCER, _STRING_TENSOR, context)
     _raise_for_non_files(_PRODUCER, _STRING_TENSOR, queued.unchecked, context)
     handle = getattr(queue, "queue_ref", queue)
-    _NAMES_BY_QUEUE[handle.graph][handle.op.name] = queued._replace(unchecked=())
+    graph_notes(handle.graph).producers[handle.op.name] = dataclasses.replace(
+        queued, unchecked=())
 
 
 def check_reader_queues(graph):
     """:func:`check_queue_files` for every reader op in ``graph`` (TensorFlow's
     readers too) that reads a :func:`string_input_producer` queue."""
-    registry = _NAMES_BY_QUEUE.get(graph, {})
-    if all(queued.names and not queued.unchecked for queued in registry.values()):
+    producers = graph_notes(graph).producers
+    if all(queued.names and not queued.unchecked for queued in producers.values()):
         return
-    for op in graph.get_operations():
-        if op.type in op_types.READS and op_types.queue_handle(op).op.name in registry:
+    for op in read_ops(graph):
+        if op_types.queue_handle(op).op.name in producers:
             check_queue_files(op_types.queue_handle(op), op_types.reader_op(op).type)
 
 
@@ -334,8 +317,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
         string_tensor, num_epochs=num_epochs, shuffle=shuffle, seed=seed,
         capacity=capacity, shared_name=shared_name, name=name, cancel_op=cancel_op)
     if queued is not None:
-        registry = _NAMES_BY_QUEUE.setdefault(queue.queue_ref.graph, {})
-        registry[queue.queue_ref.op.name] = _QueuedNames(
+        graph_notes(queue.queue_ref.graph).producers[queue.queue_ref.op.name] = ProducerNote(
             tuple(_tf_name(n) for n in queued), tuple(unchecked), num_epochs)
     return queue
 

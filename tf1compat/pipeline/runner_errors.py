@@ -12,8 +12,8 @@ knows about the reader's files (:mod:`tf1compat.pipeline.graph_model`):
   reshape) is run again on the reader's records one by one, fed in place of the
   reader's outputs, until one fails the same way (within a time budget): the
   message names that record and its reader key;
-* otherwise it lists the files the reader (or a fast path's tf.data reading,
-  :func:`~tf1compat.pipeline.fastpath.files_read_by`) was reading.
+* otherwise it lists the files the reader (or a fast path's tf.data reading, as the
+  graph's notes say) was reading.
 
 Used by :class:`~tf1compat.SessionIterator` and by run mode (``tf1compat.v1``).
 """
@@ -23,9 +23,8 @@ import time
 
 from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
-from tf1compat.pipeline.fastpath import files_read_by
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import ancestors, files_read, graph_index
+from tf1compat.pipeline.graph_model.index import ancestors, files_read, graph_index, graph_notes
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op
 from tf1compat.records import tfrecord
 
@@ -52,7 +51,7 @@ def failing_op(error, graph):
             op = graph.get_operation_by_name(name)
         except (KeyError, ValueError):
             continue
-        if name in names or files_read_by(op) is not None:
+        if name in names or _fast_path_files(op) is not None:
             return op
     return None
 
@@ -98,13 +97,18 @@ def _list_files(files):
 
 # ------------------------------------------------------------------ reader errors
 
+def _fast_path_files(op):
+    """``(files, compression)`` a fast path's ``get_next`` op reads, or None."""
+    return graph_notes(op.graph).fast_path_files(op.name)
+
+
 def _files_and_compression(op):
     """``(files, compression)`` a reader op or a fast path's ``get_next`` reads, when
     known; compression is "GZIP", "ZLIB" or None for TFRecords, else None."""
     if op is None:
         return None, None
     if op.type not in op_types.READS:
-        return files_read_by(op) or (None, None)
+        return _fast_path_files(op) or (None, None)
     spec = spec_of_reader_op(op_types.reader_op(op))
     return files_read(op), spec and spec.compression
 

@@ -21,9 +21,13 @@ import weakref
 
 from tf1compat._checks import check_seconds
 from tf1compat._tf import tf, v1
-from tf1compat.pipeline.fastpath import files_read_by
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import ancestors, files_read
+from tf1compat.pipeline.graph_model.index import (
+    ancestors,
+    files_read,
+    graph_notes,
+    queue_runners,
+)
 from tf1compat.pipeline.queues import check_reader_queues
 from tf1compat.pipeline.runner_errors import explain_runner_error, failing_op
 
@@ -233,7 +237,7 @@ class SessionIterator:
     def _queue_runner_threads(self, session, coordinator):
         """Every queue runner's threads, not started yet: ``[(runner, thread)]``."""
         runner_threads = []
-        for runner in self._graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS):
+        for runner in queue_runners(self._graph):
             created = runner.create_threads(session, coord=coordinator, daemon=True, start=False)
             for index, thread in enumerate(created):
                 thread.name = f"{_THREAD_PREFIX}{runner.name}-{index}"
@@ -272,7 +276,7 @@ class SessionIterator:
         except tf.errors.OpError as e:
             self.close()
             op = failing_op(e, self._graph)
-            if op is None or files_read_by(op) is None:
+            if op is None or graph_notes(self._graph).fast_path_files(op.name) is None:
                 raise
             raise explain_runner_error(e, self._graph, failed="reading failed") from None
         except BaseException:

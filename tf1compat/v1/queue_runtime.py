@@ -32,10 +32,10 @@ import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import QueueRunnersNotStartedError
-from tf1compat.migrate.lowering import queue_end_error, queues_replaced
+from tf1compat.migrate.lowering import queue_end_error
 from tf1compat.pipeline import queues
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import graph_index
+from tf1compat.pipeline.graph_model.index import graph_index, graph_notes, queue_runners
 from tf1compat.pipeline.runner_errors import explain_runner_error
 
 __all__ = ["QUEUE_API", "BATCHING_NAMES", "QueueRuntime"]
@@ -254,10 +254,9 @@ def _element_names(graph, values):
 def _queues_never_fed(state, session, fetches, feed_dict):
     """The queues this run would wait on whose queue runners were never started
     in ``session``, or went to tf.data (empty in the usual case, cheaply)."""
-    runners = session.graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)
-    idle = {op_types.runner_queue_name(runner) for runner in runners
+    idle = {op_types.runner_queue_name(runner) for runner in queue_runners(session.graph)
             if runner not in state.started}
-    idle |= queues_replaced(session.graph)
+    idle |= graph_notes(session.graph).queues_lowered
     if not idle:
         return ()
     key = (_element_names(session.graph, fetches),
@@ -292,9 +291,9 @@ class _RunModeSession:
         except tf.errors.DeadlineExceededError:
             still_waiting = _queues_never_fed(state, self, fetches, feed_dict)
             if still_waiting:
+                lowered = graph_notes(self.graph).queues_lowered
                 raise QueueRunnersNotStartedError(
-                    still_waiting, grace,
-                    replaced=sorted(queues_replaced(self.graph) & set(still_waiting))) from None
+                    still_waiting, grace, replaced=sorted(lowered & set(still_waiting))) from None
         # Another thread started the runners while this run waited: run it again.
         return self._run_reporting(fetches, feed_dict, options, run_metadata)
 

@@ -20,6 +20,7 @@ import sys
 import numpy as np
 
 from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import graph_index
 
 __all__ = ["dtype_name", "endless_source", "fingerprint", "infer_legacy_batched",
            "item_digest", "iter_examples", "opened", "why_endless"]
@@ -169,7 +170,6 @@ def endless_source(fetches, graph):
     ends when any of its inputs can. The fixpoint runs over the ops upstream of the
     fetches; of the endless queues the one farthest upstream (the producer) is named.
     """
-    from tf1compat.pipeline.graph_model.index import graph_index
     index = graph_index(graph)
     ops = {}  # name -> op, in breadth-first order from the fetches
     pending = collections.deque(t.op for _, t in _flatten(fetches))

@@ -14,7 +14,6 @@ op: the lowering never builds a silently different pipeline.
 """
 
 import concurrent.futures
-import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
@@ -25,14 +24,11 @@ from tf1compat.migrate.lowering.graph_reader import GraphReader
 from tf1compat.migrate.lowering.plan import Batch, Prefetch
 from tf1compat.pipeline.cache_budget import cache_budget
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import graph_index
+from tf1compat.pipeline.graph_model.index import drop_queue_runners, graph_index, graph_notes
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept
 
 __all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "describe_lowering",
-           "is_graph_fetches", "queues_replaced", "queue_end_error"]
-
-_REPLACED = weakref.WeakKeyDictionary()  # graph -> names of queues whose runners were dropped
-_DEQUEUES = weakref.WeakKeyDictionary()  # graph -> {iterator op name: the dequeue it replaced}
+           "is_graph_fetches", "queue_end_error"]
 
 
 def is_graph_fetches(value):
@@ -166,11 +162,6 @@ def _check_nothing_else_reads(flat):
                     "the batching call, so the queues it reads keep their runners")
 
 
-def queues_replaced(graph):
-    """Names of the queues of ``graph`` that :func:`replace_with_tf_data` took the runners of."""
-    return _REPLACED.get(graph, frozenset())
-
-
 def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` in the fetches' structure (a list stays a list), and drops the
@@ -179,7 +170,8 @@ def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None
     (:func:`~tf1compat.pipeline.graph_model.op_seeds.op_seeds_kept`): a seeded program
     draws the same weights as on queues. The iterator is one-shot (the lowered dataset
     captures nothing): each session starts it on first use, whatever initializers the
-    program runs; its end raises what the queue's would (:func:`queue_end_error`).
+    program runs; its end raises what the queue's would (:func:`queue_end_error`). The
+    graph's notes (``GraphNotes.queues_lowered``) name the queues replaced.
 
     A pipeline that something else in the graph computes from raises LoweringError.
     ``service``: run it on that tf.data service (``grpc://HOST:PORT``), each wait for
@@ -195,10 +187,8 @@ def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None
                 v1.data.make_one_shot_iterator(lowering.build(service, service_timeout)).get_next())
     for fetch, value in zip(flat, values, strict=True):
         value.set_shape(fetch.shape)
-    runners = graph.get_collection_ref(v1.GraphKeys.QUEUE_RUNNERS)
-    runners[:] = [r for r in runners if op_types.runner_queue_name(r) not in lowering.queues]
-    _REPLACED[graph] = queues_replaced(graph) | lowering.queues
-    _DEQUEUES.setdefault(graph, {})[values[0].op.inputs[0].op.name] = flat[0].op
+    drop_queue_runners(graph, lowering.queues)
+    graph_notes(graph).dequeues_replaced[values[0].op.inputs[0].op.name] = flat[0].op.name
     return tf.nest.pack_sequence_as(fetches, values)   # a list stays a list (tf.data: tuples)
 
 
@@ -211,9 +201,10 @@ def queue_end_error(error, graph):
     op = error.op
     if op is None or op.graph is not graph or op.type not in op_types.ITERATOR_OUTPUTS:
         return None
-    dequeue = _DEQUEUES.get(graph, {}).get(op.inputs[0].op.name)
+    dequeue = graph_notes(graph).dequeues_replaced.get(op.inputs[0].op.name)
     if dequeue is None:
         return None
+    dequeue = graph.get_operation_by_name(dequeue)
     queue = op_types.queue_handle(dequeue).op
     requested = tf.get_static_value(op_types.batch_size_input(dequeue))
     # A short final batch was delivered (current size 0), or tf.data dropped it.

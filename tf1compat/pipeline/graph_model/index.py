@@ -1,17 +1,17 @@
-"""The queues of one graph, their queue runners and enqueue ops, and the walks over them.
+"""The queues of one graph, their queue runners and enqueue ops, the walks over them,
+and what tf1compat noted about the graph.
 
-:func:`graph_index` builds a :class:`GraphIndex` once per graph and builds it again
-only when ops or queue runners were added or removed since.
+:func:`graph_index` builds a :class:`GraphIndex` from the graph's queue runners as
+they are now (reading them is cheap; an index kept between calls would keep its graph
+alive). :func:`queue_runners` is the one place the runners' collection is read,
+:func:`drop_queue_runners` the one place it is changed.
 """
 
-import weakref
-
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.queues import queue_files
+from tf1compat.pipeline.graph_model.notes import graph_notes
 
-__all__ = ["GraphIndex", "graph_index", "ancestors", "files_read"]
-
-_INDEXES = weakref.WeakKeyDictionary()  # graph -> (version, GraphIndex)
+__all__ = ["GraphIndex", "graph_index", "graph_notes", "ancestors", "files_read", "queue_runners",
+           "drop_queue_runners", "read_ops"]
 
 
 def ancestors(tensors_or_ops, stop=lambda op: False):
@@ -33,15 +33,36 @@ def ancestors(tensors_or_ops, stop=lambda op: False):
 
 def files_read(read):
     """The files the reader of read op ``read`` reads, when its queue's are known."""
-    return queue_files(op_types.queue_handle(read))
+    note = graph_notes(read.graph).producers.get(op_types.queue_handle(read).op.name)
+    return None if note is None else note.names
+
+
+def queue_runners(graph):
+    """The queue runners of ``graph`` (its ``QUEUE_RUNNERS`` collection), in order."""
+    return graph.get_collection(op_types.QUEUE_RUNNERS)
+
+
+def drop_queue_runners(graph, queues):
+    """Take the runners of the queues named ``queues`` out of ``graph``, which then
+    notes those queues as lowered (``GraphNotes.queues_lowered``)."""
+    runners = graph.get_collection_ref(op_types.QUEUE_RUNNERS)
+    runners[:] = [r for r in runners if op_types.runner_queue_name(r) not in queues]
+    graph_notes(graph).queues_lowered.update(queues)
+
+
+def read_ops(graph):
+    """The read ops (``op_types.READS``) of ``graph``."""
+    return [op for op in graph.get_operations() if op.type in op_types.READS]
 
 
 class GraphIndex:
-    """The queue runners of a graph by queue, and what follows from them."""
+    """The queue runners of a graph by queue, what follows from them, and the graph's
+    notes (:class:`~tf1compat.pipeline.graph_model.notes.GraphNotes`)."""
 
     def __init__(self, graph):
+        self.notes = graph_notes(graph)
         self.runners = {}          # queue op name -> its QueueRunners
-        for runner in graph.get_collection(op_types.QUEUE_RUNNERS):
+        for runner in queue_runners(graph):
             self.runners.setdefault(op_types.runner_queue_name(runner), []).append(runner)
 
     def enqueue_ops(self, queue_name=None):
@@ -72,10 +93,5 @@ class GraphIndex:
 
 
 def graph_index(graph):
-    """The :class:`GraphIndex` of ``graph``, cached while its ops and runners stay."""
-    version = (graph.version,
-               tuple(map(id, graph.get_collection(op_types.QUEUE_RUNNERS))))
-    cached = _INDEXES.get(graph)
-    if cached is None or cached[0] != version:
-        cached = _INDEXES[graph] = (version, GraphIndex(graph))
-    return cached[1]
+    """The :class:`GraphIndex` of ``graph`` as it is now."""
+    return GraphIndex(graph)
