@@ -1,10 +1,10 @@
 """Real servers for the object-store and cluster tests (the processes themselves are
-started by tf1compat.benchmarks._servers, which the engine benchmark uses too)."""
+started by benchmarks._servers, which the engine benchmark uses too)."""
 
 import contextlib
 import os
 
-from tf1compat.benchmarks._servers import (  # noqa: F401 - the tests' names
+from benchmarks._servers import (  # noqa: F401 - the tests' names
     S3_ENV,
     dask_cluster,
     free_port,

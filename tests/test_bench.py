@@ -1,4 +1,4 @@
-"""``tf1compat bench --suite reading --quick``: the harness runs and writes every row."""
+"""``scripts/bench --quick`` (``python -m benchmarks``): the harness runs and writes every row."""
 
 import json
 import re
@@ -6,14 +6,14 @@ import sys
 
 import pytest
 
-from tf1compat import cli
-from tf1compat.benchmarks import conversion, epochs, reading
+from benchmarks import conversion, epochs, reading
+from benchmarks.__main__ import main as bench
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
 
 def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
-    assert cli.main(["bench", "--suite", "reading", "--quick", "--out", str(tmp_path)]) == 0
+    assert bench(["--suite", "reading", "--quick", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "reading.md").read_text()
     rows = [row for row, _, _ in reading._plan()]
     assert len(rows) == 17
@@ -31,7 +31,7 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
 
 
 def test_quick_epochs_bench_times_every_row_over_five_epochs(tmp_path, capsys):
-    assert cli.main(["bench", "--suite", "epochs", "--quick", "--out", str(tmp_path)]) == 0
+    assert bench(["--suite", "epochs", "--quick", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "epochs.md").read_text()
     assert table.startswith("`scripts/bench --suite epochs --quick` on ")
     assert "load average" in table and "Targets:" in table
@@ -73,7 +73,7 @@ def test_vs_classic_divides_by_the_classic_row_wherever_it_is():
 
 CHILD_OF_A_LARGE_PARENT = """\
 import json, resource, subprocess, sys
-from tf1compat.benchmarks import conversion
+from benchmarks import conversion
 ballast = bytearray(200 << 20)      # the parent: 200 MB more when it starts the child
 with conversion._ChildPeak() as children:
     subprocess.run([sys.executable, "-c",
@@ -96,7 +96,7 @@ def test_child_peak_is_the_childs_own_not_its_parents_size():
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_quick_engine_rows_start_their_servers_and_measure(tmp_path, capsys):
-    from tf1compat.benchmarks import engines
+    from benchmarks import engines
     rows = ["local, 1 worker -> disk", "dask, 2 workers -> S3"]
     assert engines.run(quick=True, out_dir=str(tmp_path), rows=rows) == 0
     table = (tmp_path / "engines.md").read_text()
@@ -106,7 +106,7 @@ def test_quick_engine_rows_start_their_servers_and_measure(tmp_path, capsys):
 
 
 def test_the_engine_table_compares_with_n_times_the_per_worker_rate():
-    from tf1compat.benchmarks import engines
+    from benchmarks import engines
     results = {"local, 1 worker -> disk": [{"images": 100, "seconds": 1.0}],
                "dask, 2 workers -> S3": [{"images": 100, "seconds": 0.8},
                                          {"images": 100, "seconds": 0.4},
@@ -117,9 +117,9 @@ def test_the_engine_table_compares_with_n_times_the_per_worker_rate():
 
 
 def test_quick_pruning_bench_writes_its_rows(tmp_path, capsys):
-    from tf1compat.benchmarks import pruning
+    from benchmarks import pruning
 
-    assert cli.main(["bench", "--suite", "pruning", "--quick", "--out", str(tmp_path)]) == 0
+    assert bench(["--suite", "pruning", "--quick", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "pruning.md").read_text()
     assert table.strip() in capsys.readouterr().out
     assert table.startswith("`scripts/bench --suite pruning --quick` on ")
@@ -133,7 +133,7 @@ def test_quick_pruning_bench_writes_its_rows(tmp_path, capsys):
 
 @pytest.mark.timeout(600)
 def test_quick_programs_bench_writes_its_rows(tmp_path, capsys):
-    from tf1compat.benchmarks import programs
+    from benchmarks import programs
     slim = "slim DatasetDataProvider + batch"
     rows = [f"{slim}: tf1compat run", f"{slim}: TF2 tf.data port", programs.CHECK_ROW]
     assert programs.run(quick=True, out_dir=str(tmp_path), rows=rows) == 0
@@ -157,7 +157,7 @@ def test_quick_programs_bench_writes_its_rows(tmp_path, capsys):
 
 
 def test_start_up_table_shows_run_modes_overhead_per_round():
-    from tf1compat.benchmarks import programs
+    from benchmarks import programs
     results = {programs.PLAIN_ROW: [{"wall_s": w, "peak_rss_mb": 500} for w in (3.0, 4.0, 9.0)],
                programs.RUN_ROW: [{"wall_s": w, "peak_rss_mb": 520} for w in (3.5, 4.1, 9.9)]}
     table = programs.start_table(results)
@@ -167,7 +167,7 @@ def test_start_up_table_shows_run_modes_overhead_per_round():
 
 
 def test_loop_ratios_are_per_round_against_the_port():
-    from tf1compat.benchmarks import programs
+    from benchmarks import programs
     slim = "slim DatasetDataProvider + batch"
 
     def rounds(*steps):
@@ -180,7 +180,7 @@ def test_loop_ratios_are_per_round_against_the_port():
 
 @pytest.mark.timeout(60)
 def test_a_failing_program_is_a_row_naming_its_error(tmp_path):
-    from tf1compat.benchmarks import programs
+    from benchmarks import programs
     failing = [sys.executable, "-c", "raise ValueError('no data_dir given')"]
     result = programs.run_child(failing, tmp_path)
     assert result["error"] == "exit status 1: ValueError: no data_dir given"
@@ -200,7 +200,7 @@ def test_a_failing_program_is_a_row_naming_its_error(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_a_programs_peak_memory_is_its_own_not_the_benchs(tmp_path):
-    from tf1compat.benchmarks import programs
+    from benchmarks import programs
     ballast = b"\x01" * (300 << 20)             # this process: 300 MB more at the fork
     child = [sys.executable, "-c", "import time; b = b'\\x01' * (40 << 20); time.sleep(0.5)"]
     result = programs.run_child(child, tmp_path)

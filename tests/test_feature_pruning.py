@@ -10,7 +10,7 @@ from tf1compat.records.tfrecord import write_records
 
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
-from tf1compat.benchmarks import pruning  # noqa: E402
+from benchmarks import pruning  # noqa: E402
 from tf1compat.migrate.lowering import lower  # noqa: E402
 
 pytestmark = [pytest.mark.tf, pytest.mark.usefixtures("no_thread_leaks")]

@@ -7,7 +7,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 import tf1compat as tc  # noqa: E402  (after the skip: needs TensorFlow)
-from tf1compat.benchmarks import pruning  # noqa: E402
+from benchmarks import pruning  # noqa: E402
 from tf1compat.records.example import make_example  # noqa: E402
 from tf1compat.records.tfrecord import write_records  # noqa: E402
 from tf1compat.slim import dataset_data_provider  # noqa: E402

@@ -31,30 +31,6 @@ def _run_demo(args):
                     echo=lambda line: print(line, flush=True))
 
 
-def _add_bench(subparsers):
-    p = subparsers.add_parser(
-        "bench", help="measure reading pipelines, CIFAR-10 conversion and whole programs")
-    p.add_argument("--suite", choices=("all", "reading", "epochs", "conversion", "service",
-                                       "pruning", "programs"),
-                   default="all")
-    p.add_argument("--quick", action="store_true",
-                   help="tiny data, one round: checks the harness, measures nothing")
-    p.add_argument("--out", default="bench-results",
-                   help="directory for the result tables and charts")
-    p.set_defaults(handler=_run_bench)
-
-
-def _run_bench(args):
-    import importlib
-    suites = (("reading", "epochs", "conversion", "service", "pruning", "programs")
-              if args.suite == "all" else (args.suite,))
-    status = 0
-    for suite in suites:
-        module = importlib.import_module(f"tf1compat.benchmarks.{suite}")
-        status = module.run(quick=args.quick, out_dir=args.out) or status
-    return status
-
-
 def _add_tfrecord_arguments(p):
     p.add_argument("files", nargs="+", metavar="FILE_OR_GLOB",
                    help="TFRecord files or glob patterns (quote them to keep the shell out)")
@@ -619,8 +595,8 @@ def _run_data_service(args):
     return 128 + received[0]
 
 
-_COMMANDS = [_add_demo, _add_run, _add_check, _add_port, _add_bench, _add_inspect, _add_verify,
-             _add_compare, _add_data_service, _add_convert_cifar10, _add_convert_images]
+_COMMANDS = [_add_demo, _add_run, _add_check, _add_port, _add_inspect, _add_verify, _add_compare,
+             _add_data_service, _add_convert_cifar10, _add_convert_images]
 
 
 def build_parser():

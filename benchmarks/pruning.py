@@ -1,4 +1,4 @@
-"""``tf1compat bench --suite pruning``: programs declaring 8 features and using 2,
+"""``scripts/bench --suite pruning``: programs declaring 8 features and using 2,
 lowered (parsing only what they use), vs the same lowerings parsing every key and
 vs the hand-written tf.data port that parses every key.
 
@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from tf1compat.benchmarks import write_report
-from tf1compat.benchmarks.reading import BATCH_SIZE, _synthetic_images
+from benchmarks import write_report
+from benchmarks.reading import BATCH_SIZE, _synthetic_images
 
 FULL = {"examples": 20_000, "rounds": 5}
 QUICK = {"examples": 300, "rounds": 1}

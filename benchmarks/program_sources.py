@@ -1,4 +1,4 @@
-"""The programs ``tf1compat bench --suite programs`` runs, as source text written to disk.
+"""The programs ``scripts/bench --suite programs`` runs, as source text written to disk.
 
 Two TF1-era input loops written in the era's style (``import tensorflow as tf``,
 ``tf.app.flags``, ``Session`` + ``Coordinator``) and their hand-written TF2 ports

@@ -1,4 +1,4 @@
-"""``tf1compat bench --suite programs``: whole programs as a user runs them.
+"""``scripts/bench --suite programs``: whole programs as a user runs them.
 
 Input loops: two TF1-era programs (:mod:`.program_sources`) -- the CIFAR-10
 tutorial's ``distorted_inputs`` (``FixedLengthRecordReader``, random distortions,
@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from tf1compat.benchmarks import bar_chart, program_sources, vm_hwm_mb, write_report, write_text
+from benchmarks import bar_chart, program_sources, vm_hwm_mb, write_report, write_text
 
 FULL = {"train_images": 50000, "warmup_steps": 20, "max_steps": 300, "rounds": 3,
         "start_rounds": 5, "check_files": 50}

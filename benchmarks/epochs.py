@@ -1,4 +1,4 @@
-"""``tf1compat bench --suite epochs``: five epochs of CIFAR-shaped records, with the
+"""``scripts/bench --suite epochs``: five epochs of CIFAR-shaped records, with the
 in-memory caches of the lowering and the fast paths against hand-written tf.data.
 
 The records are :mod:`.reading`'s (raw bytes and PNG, built once under
@@ -21,7 +21,7 @@ import statistics
 import sys
 import time
 
-from tf1compat.benchmarks import peak_rss_mb, run_child, write_report
+from benchmarks import peak_rss_mb, run_child, write_report
 
 EPOCHS = 5
 BATCH_SIZE = 128
@@ -43,7 +43,7 @@ TARGETS = [(f"{kind}{row}", f"{kind}{reference}", goals[kind])
 
 def _classic(path, png, cache):
     import tf1compat as tc
-    from tf1compat.benchmarks.reading_variants import _decode_one
+    from benchmarks.reading_variants import _decode_one
 
     with tc.legacy_graph():
         queue = tc.string_input_producer([path], num_epochs=EPOCHS, shuffle=False)
@@ -55,7 +55,7 @@ def _classic(path, png, cache):
 
 def _slim(path, png, cache):
     import tf1compat as tc
-    from tf1compat.benchmarks.reading_variants import _slim_dataset
+    from benchmarks.reading_variants import _slim_dataset
     from tf1compat.slim import dataset_data_provider
 
     with tc.legacy_graph():
@@ -69,7 +69,7 @@ def _slim(path, png, cache):
 
 def _fast_path(path, png, cache):
     import tf1compat as tc
-    from tf1compat.benchmarks.reading_variants import FEATURES
+    from benchmarks.reading_variants import FEATURES
     from tf1compat.pipeline import fastpath
 
     with tc.legacy_graph():
@@ -82,7 +82,7 @@ def _fast_path(path, png, cache):
 
 def _slim_fast_path(path, png, cache):
     import tf1compat as tc
-    from tf1compat.benchmarks.reading_variants import _slim_dataset
+    from benchmarks.reading_variants import _slim_dataset
     from tf1compat.slim import BatchedDatasetDataProvider
 
     with tc.legacy_graph():
@@ -95,8 +95,8 @@ def _slim_fast_path(path, png, cache):
 
 def _decode_batch(parsed, png):
     """A batch of parsed records' images decoded (PNG one by one in a map_fn)."""
+    from benchmarks.reading_variants import IMAGE_SHAPE
     from tf1compat._tf import tf
-    from tf1compat.benchmarks.reading_variants import IMAGE_SHAPE
 
     if png:
         images = tf.map_fn(lambda data: tf.io.decode_png(data, channels=3),
@@ -107,8 +107,8 @@ def _decode_batch(parsed, png):
 
 
 def _batch_then_parse(path, png, cache):
+    from benchmarks.reading_variants import FEATURES
     from tf1compat._tf import tf
-    from tf1compat.benchmarks.reading_variants import FEATURES
 
     batches = tf.data.TFRecordDataset([path]).batch(BATCH_SIZE).map(
         lambda serialized: _decode_batch(tf.io.parse_example(serialized, FEATURES), png),
@@ -136,7 +136,7 @@ ROWS = {
 def _load_modules():
     """Import TensorFlow and what the rows use, before any timing: a user's program
     has them loaded (the first import takes seconds, which no row should count)."""
-    import tf1compat.benchmarks.reading_variants  # noqa: F401
+    import benchmarks.reading_variants  # noqa: F401
     from tf1compat._tf import tf
     from tf1compat.pipeline import fastpath  # noqa: F401
     from tf1compat.slim import BatchedDatasetDataProvider, dataset_data_provider  # noqa: F401
@@ -158,7 +158,7 @@ def measure(row, path, png):
 # ------------------------------------------------------------ the suite
 
 def _run_child(arguments):
-    return run_child("tf1compat.benchmarks.epochs", arguments)
+    return run_child("benchmarks.epochs", arguments)
 
 
 def _rows():
@@ -251,7 +251,7 @@ def _child_main(argv):
     """``data DIR COUNT`` or ``measure JOBS_JSON`` (a list of [row, path, kind]): print
     the answer as one JSON line."""
     if argv[0] == "data":
-        from tf1compat.benchmarks.reading import build_data
+        from benchmarks.reading import build_data
         print(json.dumps(build_data(argv[1], int(argv[2]))))
         return
     print(json.dumps([measure(row, path, kind == "png")

@@ -1,4 +1,4 @@
-"""``tf1compat bench --suite reading``: TF1 queue pipelines, our fast paths and tf.data.
+"""``scripts/bench --suite reading``: TF1 queue pipelines, our fast paths and tf.data.
 
 Builds CIFAR-shaped TFRecords once (50,000 Examples of a 32x32x3 uint8 image and
 an int64 label, as raw bytes and as PNG; cached under ``out_dir/data``), then
@@ -8,7 +8,7 @@ over several rounds (round 1 runs every variant once, then round 2, ...) so
 slow drifts of a shared machine hit all variants alike. Reported per variant:
 the median examples/s (first batch to last), the median of its per-round ratio
 to tf.data per-example (same records, same shuffling), start-up time, and peak
-RSS of its process (:func:`~tf1compat.benchmarks.peak_rss_mb`; it includes TensorFlow, shown as the
+RSS of its process (:func:`~benchmarks.peak_rss_mb`; it includes TensorFlow, shown as the
 baseline row). Writes ``reading.md``,
 ``reading.png`` and ``reading.json`` to ``out_dir``.
 """
@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from tf1compat.benchmarks import bar_chart, run_child, write_report, write_text
+from benchmarks import bar_chart, run_child, write_report, write_text
 
 BATCH_SIZE = 128
 FULL = {"examples": 50_000, "rounds": 5, "shuffle_buffer": 1024, "one_process": False}
@@ -87,13 +87,13 @@ def build_data(data_dir, count, seed=SEED):
 # ------------------------------------------------------------ measurement
 
 def _run_child(arguments):
-    """Run ``python -m tf1compat.benchmarks.reading ARGUMENTS``; returns its JSON answer."""
-    return run_child("tf1compat.benchmarks.reading", arguments)
+    """Run ``python -m benchmarks.reading ARGUMENTS``; returns its JSON answer."""
+    return run_child("benchmarks.reading", arguments)
 
 
 def _plan():
     """(row name, variant, shuffled) for every row of the table, in table order."""
-    from tf1compat.benchmarks.reading_variants import VARIANTS
+    from benchmarks.reading_variants import VARIANTS
 
     rows = []
     for shuffled in (False, True):
@@ -106,7 +106,7 @@ def _plan():
 
 def _jobs(paths, settings):
     """(row, measure job) per table row; a job is what one child measures."""
-    from tf1compat.benchmarks.reading_variants import VARIANTS
+    from benchmarks.reading_variants import VARIANTS
 
     buffer = settings["shuffle_buffer"]
     shuffle = {"capacity": buffer + 3 * BATCH_SIZE, "min_after_dequeue": buffer}
@@ -232,7 +232,7 @@ def _child_main(argv):
     if argv[0] == "data":
         print(json.dumps(build_data(argv[1], int(argv[2]))))
         return
-    from tf1compat.benchmarks import reading_variants
+    from benchmarks import reading_variants
 
     if argv[0] == "baseline":
         answer = reading_variants.measure_baseline()

@@ -1,4 +1,4 @@
-"""The reading pipelines that ``tf1compat bench --suite reading`` times, one per process.
+"""The reading pipelines that ``scripts/bench --suite reading`` times, one per process.
 
 Every variant delivers the same batches of ``{"image": uint8 [32, 32, 3], "label":
 int64}`` as numpy arrays to Python (the floor delivers undecoded record batches).
@@ -12,8 +12,8 @@ the peak memory is the variant's own.
 import contextlib
 import time
 
+from benchmarks import peak_rss_mb
 from tf1compat._tf import tf, v1
-from tf1compat.benchmarks import peak_rss_mb
 
 FEATURES = {
     "image/encoded": tf.io.FixedLenFeature((), tf.string),

@@ -4,7 +4,7 @@ processes), to local disk and to an S3-compatible server (moto), all started her
 127.0.0.1. Rows of ``scripts/bench --suite conversion``.
 
 Each measurement runs in a fresh Python process (``python -m
-tf1compat.benchmarks.engines``); its time covers the conversion call only (Beam's
+benchmarks.engines``); its time covers the conversion call only (Beam's
 pipeline start-up and the Dask client's connection inside it, the cluster's and the
 server's start-up not). Rounds are interleaved; the table shows medians. The
 "1 worker" row is the per-worker rate ``r1`` of the scaling model: on a machine with
@@ -23,9 +23,9 @@ import tempfile
 import time
 import uuid
 
+from benchmarks import child_env, write_text
+from benchmarks._servers import S3_ENV, dask_cluster, moto_server
 from tf1compat import cifar10
-from tf1compat.benchmarks import write_text
-from tf1compat.benchmarks._servers import S3_ENV, dask_cluster, moto_server
 
 FULL = {"cifar_train": 10000, "cifar_test": 2000, "rounds": 3}
 QUICK = {"cifar_train": 500, "cifar_test": 100, "rounds": 1}
@@ -64,7 +64,7 @@ def _measure_in_subprocess(row, source, work_dir, scheduler, env):
         context = tempfile.TemporaryDirectory(dir=work_dir)
     with context as output_dir:
         result = subprocess.run(
-            [sys.executable, "-m", "tf1compat.benchmarks.engines", row, source, output_dir,
+            [sys.executable, "-m", "benchmarks.engines", row, source, output_dir,
              scheduler], check=True, capture_output=True, text=True, env=env)
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -110,8 +110,7 @@ def run(quick=False, out_dir="bench-results", rows=None):
     settings = QUICK if quick else FULL
     results = {row: [] for row in rows or VARIANTS}
     with tempfile.TemporaryDirectory() as work_dir, moto_server() as endpoint:
-        env = {**os.environ, **S3_ENV, "AWS_ENDPOINT_URL": endpoint,
-               "PYTHONPATH": os.pathsep.join(sys.path)}
+        env = {**child_env(), **S3_ENV, "AWS_ENDPOINT_URL": endpoint}
         fs = s3fs.S3FileSystem(endpoint_url=endpoint, key=S3_ENV["AWS_ACCESS_KEY_ID"],
                                secret=S3_ENV["AWS_SECRET_ACCESS_KEY"], skip_instance_cache=True)
         fs.mkdir(_BUCKET)
@@ -130,5 +129,5 @@ def run(quick=False, out_dir="bench-results", rows=None):
 
 
 if __name__ == "__main__":
-    # python -m tf1compat.benchmarks.engines ROW SOURCE OUTPUT SCHEDULER
+    # python -m benchmarks.engines ROW SOURCE OUTPUT SCHEDULER
     print(json.dumps(_measure(*sys.argv[1:])))

@@ -1,4 +1,4 @@
-"""``tf1compat bench --suite service``: a program's input throughput with and without
+"""``scripts/bench --suite service``: a program's input throughput with and without
 tf.data service.
 
 The classic pipeline of :mod:`.reading_variants` (``string_input_producer`` +
@@ -25,8 +25,8 @@ import sys
 import threading
 import time
 
-from tf1compat.benchmarks import run_child, write_report, write_text
-from tf1compat.benchmarks.reading import (
+from benchmarks import run_child, write_report, write_text
+from benchmarks.reading import (
     BATCH_SIZE,
     _synthetic_images,
     _write_split,
@@ -101,7 +101,7 @@ def _cluster(workers):
 
 
 def _run_child(service, pattern, service_timeout):
-    return run_child("tf1compat.benchmarks.service",
+    return run_child("benchmarks.service",
                      [service or "-", pattern, service_timeout or "-"])
 
 
@@ -110,7 +110,7 @@ def measure(service, pattern, service_timeout=None):
     when given (each wait bounded by ``service_timeout``): examples/s from the first
     batch to the last, and start-up seconds."""
     import tf1compat as tc
-    from tf1compat.benchmarks.reading_variants import _classic
+    from benchmarks.reading_variants import _classic
 
     def epoch():
         start = time.perf_counter()

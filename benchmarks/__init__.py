@@ -1,8 +1,9 @@
-"""Benchmarks behind ``tf1compat bench`` / ``scripts/bench``: ``reading`` (queue
-pipelines vs tf.data), ``conversion`` (CIFAR-10 converters), ``service``, ``pruning`` and
-``programs`` (whole TF1 programs' input loops, ``check`` and start-up). Each module has
-``run(quick, out_dir) -> int`` that prints its table and writes it under ``out_dir``
-(atomically, with :func:`~tf1compat.records._files.atomic_output`)."""
+"""Benchmarks run by ``scripts/bench`` (``python -m benchmarks``), kept outside the
+installed package: ``reading`` (queue pipelines vs tf.data), ``epochs``, ``conversion``
+(CIFAR-10 converters and engines), ``service``, ``pruning`` and ``programs`` (whole TF1
+programs' input loops, ``check`` and start-up). Each module has ``run(quick, out_dir) ->
+int`` that prints its table and writes it under ``out_dir`` (atomically, with
+:func:`~tf1compat.records._files.atomic_output`)."""
 
 import json
 import os
@@ -101,11 +102,19 @@ def bar_chart(path, rows, values, colors, xlabel, title):
     plt.close(figure)
 
 
+def child_env():
+    """This process's environment with the folder holding ``benchmarks`` first on
+    ``PYTHONPATH``, so a child started anywhere imports the harness."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return {**os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+
+
 def run_child(module, arguments):
     """Run ``python -m MODULE ARGUMENTS`` (a suite's measuring child); returns the JSON
     answer of its last line, or raises RuntimeError with the end of its stderr."""
     completed = subprocess.run([sys.executable, "-m", module, *arguments],
-                               capture_output=True, text=True, check=False)
+                               capture_output=True, text=True, check=False, env=child_env())
     if completed.returncode != 0:
         raise RuntimeError(f"benchmark child {arguments[:1]} failed:\n{completed.stderr[-3000:]}")
     return json.loads(completed.stdout.strip().splitlines()[-1])

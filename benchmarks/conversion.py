@@ -12,7 +12,7 @@ millisecond per image, so they are timed on a part of the data (CIFAR: 2 of the 
 files; photos: the first third); images/s compare directly.
 
 Every measurement (and the data generation) runs in a fresh Python process (``python -m
-tf1compat.benchmarks.conversion``), so its peak memory is its own: ``VmHWM`` of that
+benchmarks.conversion``), so its peak memory is its own: ``VmHWM`` of that
 process and the largest ``VmHWM`` among its descendants (our workers, Beam's SDK
 workers), polled every 50 ms while it converts: each child's own peak, which
 ``RUSAGE_CHILDREN`` cannot give (its ``ru_maxrss`` keeps the parent's size at the fork). Times
@@ -23,7 +23,6 @@ pipeline start-up is inside. Rounds are interleaved; the table shows medians.
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,8 +30,8 @@ import time
 
 import numpy as np
 
+from benchmarks import peak_rss_mb, run_child, vm_hwm_mb, write_text
 from tf1compat import cifar10
-from tf1compat.benchmarks import peak_rss_mb, vm_hwm_mb, write_text
 
 _FULL = {"cifar_train": 50000, "cifar_test": 10000, "photos": 6000, "rounds": 3}
 _QUICK = {"cifar_train": 50, "cifar_test": 10, "photos": 30, "rounds": 1}
@@ -212,9 +211,7 @@ def _measure(row, source, output_dir):
 
 def _run_python(*args):
     """Run this module in a fresh interpreter; returns the JSON its last line prints."""
-    result = subprocess.run([sys.executable, "-m", "tf1compat.benchmarks.conversion", *args],
-                            check=True, capture_output=True, text=True)
-    return json.loads(result.stdout.splitlines()[-1])
+    return run_child("benchmarks.conversion", args)
 
 
 def _measure_in_subprocess(row, source, work_dir):
@@ -267,7 +264,7 @@ def _table(results, settings):
 def run(quick=False, out_dir="bench-results", rows=None):
     """Measure the converters, print the markdown table, write it to
     ``out_dir/conversion.md`` (without ``rows``, then the engines' table of
-    :mod:`tf1compat.benchmarks.engines`, ``out_dir/engines.md``); returns 0.
+    :mod:`benchmarks.engines`, ``out_dir/engines.md``); returns 0.
     ``quick``: tiny data, one round; ``rows``: the VARIANTS to measure (default all;
     each dataset's classic row among them)."""
     settings = _QUICK if quick else _FULL
@@ -285,13 +282,13 @@ def run(quick=False, out_dir="bench-results", rows=None):
     os.makedirs(out_dir, exist_ok=True)
     write_text(os.path.join(out_dir, "conversion.md"), table + "\n")
     if rows is None:        # and the engines: local, Dask, Beam, to disk and to S3
-        from tf1compat.benchmarks import engines
+        from benchmarks import engines
         engines.run(quick=quick, out_dir=out_dir)
     return 0
 
 
 if __name__ == "__main__":
-    # python -m tf1compat.benchmarks.conversion measure ROW SOURCE OUTPUT_DIR
+    # python -m benchmarks.conversion measure ROW SOURCE OUTPUT_DIR
     #                                          | cifar DIRECTORY NUM_TRAIN NUM_TEST
     #                                          | photos DIRECTORY COUNT
     command, arguments = sys.argv[1], sys.argv[2:]
