@@ -37,11 +37,11 @@ def run_without_tf1compat(script, *args, cwd, timeout=300, env=None):
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})})
 
 
-def fix(source, *, entry=False, path="program.py"):
-    """``source`` (dedented) through the file fixers, and through the entry fixers
-    too when ``entry``: ``(ported text, PortedFile)``."""
+def fix(source, *, fixers=FILE_FIXERS, entry=False, path="program.py"):
+    """``source`` (dedented) through ``fixers`` (default: all file fixers), and through
+    the entry fixers too when ``entry``: ``(ported text, PortedFile)``."""
     ported = PortedFile(path, is_entry=entry)
-    text = fix_source(textwrap.dedent(source), ported, FILE_FIXERS)
+    text = fix_source(textwrap.dedent(source), ported, fixers)
     if entry:
         text = fix_source(text, ported, ENTRY_FIXERS)
     return text, ported

@@ -1,8 +1,11 @@
 """``tf1compat port``: the command, the folder it writes, its report, and the ported
 program running under plain ``python`` with tf1compat not importable."""
 
+import pathlib
+
+import numpy as np
 import pytest
-from legacy_programs import tf1compat_run, write_program
+from legacy_programs import tf1compat_run, write_idx, write_program
 from port_programs import run_without_tf1compat
 
 from tf1compat import cli
@@ -159,3 +162,45 @@ def test_the_programs_arguments_come_after_a_double_dash():
         == (["port", "p.py", "--out", "d"], ["--out", "x"])
     assert cli._split_program_arguments(["run", "p.py", "--", "x"]) \
         == (["run", "p.py", "--", "x"], None)
+
+
+EXAMPLES = pathlib.Path(__file__).parent / "port_examples"
+
+
+def _mnist_files(folder):
+    rng = np.random.default_rng(0)
+    folder.mkdir(parents=True)
+    for prefix, count in (("train", 40), ("t10k", 12)):
+        write_idx(folder / f"{prefix}-images-idx3-ubyte.gz", 2051,
+                  rng.integers(0, 256, (count, 28, 28)))
+        write_idx(folder / f"{prefix}-labels-idx1-ubyte.gz", 2049, rng.integers(0, 10, count))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example, requirements, support", [
+    # slim layers on MNIST's files read by the tutorial's input_data, tf.app.flags,
+    # NumPy 1.x names, scipy.misc's imsave and imread
+    ("mnist_slim.py", ("pillow", "tf-slim"),
+     ("tf1_legacy/__init__.py", "tf1_legacy/mnist_tutorial.py", "tf1_legacy/scipy_misc.py")),
+    # tf.contrib.rnn's cells, tf.layers.dense (Keras 2), array methods NumPy 2 removed
+    ("rnn_layers.py", ("tf-keras",), ()),
+])
+def test_corpus_like_programs_port_and_run_without_tf1compat_as_under_run_mode(
+        tmp_path, example, requirements, support):
+    source = tmp_path / "src"
+    write_program(source, example, (EXAMPLES / example).read_text())
+    _mnist_files(source / "mnist")
+    report = port_program(source / example, tmp_path / "out")
+    assert report.findings == ()
+    assert report.requirements == requirements and report.support == support
+    original = tf1compat_run(example, cwd=source)
+    ported = run_without_tf1compat(tmp_path / "out" / example, cwd=tmp_path / "out")
+    assert original.returncode == 0, original.stderr
+    assert ported.returncode == 0, ported.stderr
+    assert ported.stdout == original.stdout and "step 2 loss" in ported.stdout
+    again = port_program(tmp_path / "out" / example, tmp_path / "again")
+    assert again.changes == () and all(f.before == f.after for f in again.files)
+    assert sorted(p.relative_to(tmp_path / "again").as_posix()
+                  for p in (tmp_path / "again").rglob("*.py")) == \
+        sorted(p.relative_to(tmp_path / "out").as_posix()
+               for p in (tmp_path / "out").rglob("*.py"))

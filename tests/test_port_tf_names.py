@@ -1,9 +1,15 @@
 """The TF1 names fixer: before/after pairs, and what it leaves alone."""
 
 import pytest
-from port_programs import fix
+from port_programs import fix as fix_all
+
+from tf1compat.port.fixers.tf_names import TF2Names
 
 pytestmark = pytest.mark.tf
+
+
+def fix(source):
+    return fix_all(source, fixers=(TF2Names,))
 
 CASES = {
     "v1 only -> tf.compat.v1": (

@@ -31,6 +31,7 @@ from tf1compat.port.findings import Finding
 from tf1compat.port.fixers import ENTRY_FIXERS, FILE_FIXERS
 from tf1compat.port.fixers._base import PortedFile
 from tf1compat.port.report import FileDiff, PortReport
+from tf1compat.port.support import SUPPORT_PACKAGE, package_source, support_source
 from tf1compat.v1.check import iter_program_files
 
 __all__ = ["port_program", "fix_source", "PIPELINES_MODULE"]
@@ -67,12 +68,17 @@ def _imported_files(path, root):
     return [file for file in found if file is not None]
 
 
+def _is_support(path, root):
+    """True for a file of the support package an earlier port wrote."""
+    return path.relative_to(root).parts[0] == SUPPORT_PACKAGE
+
+
 def _program_files(entry, root):
     """The entry and the files of ``root`` it imports, directly or not, in order."""
     files, pending = [entry], [entry]
     while pending:
         for file in _imported_files(pending.pop(), root):
-            if file not in files:
+            if file not in files and not _is_support(file, root):
                 files.append(file)
                 pending.append(file)
     return files
@@ -119,7 +125,8 @@ def _find_program(source):
     if source.is_dir():
         root = source.resolve()
         entry = root / "__main__.py" if (root / "__main__.py").is_file() else None
-        files = [pathlib.Path(f) for f in iter_program_files(root) if f.endswith(".py")]
+        files = [pathlib.Path(f) for f in iter_program_files(root)
+                 if f.endswith(".py") and not _is_support(pathlib.Path(f), root)]
     elif source.is_file():
         entry = source.resolve()
         root = entry.parent
@@ -185,9 +192,25 @@ def _port_sources(program, sources, findings):
     return results, ported
 
 
-def _write(program, out, texts):
+def _support_modules(ported):
+    """``{relative path: text}`` of the support modules the fixers asked for."""
+    wanted = {}
+    for file in ported.values():
+        for module, name in file.support:
+            wanted.setdefault(module, set()).add(name)
+    if not wanted:
+        return {}
+    modules = {f"{SUPPORT_PACKAGE}/__init__.py": package_source()}
+    for module, names in sorted(wanted.items()):
+        modules[f"{SUPPORT_PACKAGE}/{module.rpartition('.')[2]}.py"] = \
+            support_source(module, names)
+    return modules
+
+
+def _write(program, out, texts, support):
     """Copy the program's folder with ``texts`` (path -> text) in place of those
-    files into a new folder beside ``out``, then move it to ``out``."""
+    files, and the ``support`` modules (relative path -> text), into a new folder
+    beside ``out``, then move it to ``out``."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -201,6 +224,10 @@ def _write(program, out, texts):
                 target.write_text(texts[path], encoding="utf-8", newline="")
             else:
                 shutil.copy2(path, target)
+        for relative, text in support.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
         if out.exists():
             old = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
             out.rename(old / out.name)
@@ -242,7 +269,8 @@ def port_program(source, out, *, argv=(), overwrite=False):
         findings += rewrite.findings
         pipelines = tuple(rewrite.pipelines)
     texts, ported = _port_sources(program, sources, findings)
-    _write(program, out, texts)
+    support = _support_modules(ported)
+    _write(program, out, texts, support)
     changes = sorted((change for file in ported.values() for change in file.changes),
                      key=lambda change: (change.path, change.line))
     findings += [finding for file in ported.values() for finding in file.findings]
@@ -252,4 +280,4 @@ def port_program(source, out, *, argv=(), overwrite=False):
     return PortReport(
         source=display_path(source), out=shown_out, files=files,
         changes=tuple(changes), findings=tuple(findings), pipelines=pipelines,
-        requirements=tuple(sorted(requirements)))
+        support=tuple(sorted(support)), requirements=tuple(sorted(requirements)))

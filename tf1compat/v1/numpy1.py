@@ -14,6 +14,7 @@ array or scalar, and call ``obj``'s own method otherwise. The program's modules
 call them through a path-scoped rewrite (:mod:`tf1compat.v1.rewrite`).
 """
 
+import dataclasses
 import math
 import pickle
 import warnings
@@ -22,8 +23,8 @@ import numpy as np
 
 from tf1compat.v1.proxy import ProxyModule
 
-__all__ = ["REMOVED_NAMES", "REMOVED_METHODS", "numpy_view", "resolver", "asscalar",
-           "asfarray", "in1d", "msort", "fromstring"]
+__all__ = ["Removed", "NAME_ROWS", "METHOD_ROWS", "REMOVED_NAMES", "REMOVED_METHODS",
+           "numpy_view", "resolver", "asscalar", "asfarray", "in1d", "msort", "fromstring"]
 
 
 def asscalar(a):
@@ -61,27 +62,54 @@ def fromstring(string, dtype=float, count=-1, *, sep="", like=None):
     return np.frombuffer(string, dtype=dtype, count=count).copy()
 
 
-REMOVED_NAMES = {
+@dataclasses.dataclass(frozen=True)
+class Removed:
+    """One name NumPy removed: ``value`` is what run mode gives a program for it (what
+    it meant in NumPy 1.x); ``source`` is how ``tf1compat port`` writes it for NumPy 2,
+    a Python expression where ``NP`` is the program's ``numpy``, ``SELF`` a method
+    call's object, ``ARGS`` the call's arguments and ``ARG0`` its only argument (a form
+    with ``ARGS`` or ``ARG0`` serves calls only). None, or a use the form does not fit:
+    the port calls ``value``, run mode's own function, written beside the program."""
+
+    value: object
+    source: str | None = None
+
+
+NAME_ROWS = {
     # the builtin aliases (removed in 1.24)
-    "int": int, "float": float, "complex": complex, "object": object, "str": str,
-    "unicode": str,
+    "int": Removed(int, "int"), "float": Removed(float, "float"),
+    "complex": Removed(complex, "complex"), "object": Removed(object, "object"),
+    "str": Removed(str, "str"), "unicode": Removed(str, "str"),
     # scalar type aliases (removed in 1.24 and 2.0)
-    "float_": np.float64, "complex_": np.complex128, "string_": np.bytes_,
-    "unicode_": np.str_, "int0": np.intp, "uint0": np.uintp, "bool8": np.bool_,
-    "object0": np.object_, "str0": np.str_, "bytes0": np.bytes_, "void0": np.void,
-    "longfloat": np.longdouble, "singlecomplex": np.complex64, "cfloat": np.complex128,
-    "longcomplex": np.clongdouble, "clongfloat": np.clongdouble,
+    "float_": Removed(np.float64, "NP.float64"),
+    "complex_": Removed(np.complex128, "NP.complex128"),
+    "string_": Removed(np.bytes_, "NP.bytes_"), "unicode_": Removed(np.str_, "NP.str_"),
+    "int0": Removed(np.intp, "NP.intp"), "uint0": Removed(np.uintp, "NP.uintp"),
+    "bool8": Removed(np.bool_, "NP.bool_"), "object0": Removed(np.object_, "NP.object_"),
+    "str0": Removed(np.str_, "NP.str_"), "bytes0": Removed(np.bytes_, "NP.bytes_"),
+    "void0": Removed(np.void, "NP.void"), "longfloat": Removed(np.longdouble, "NP.longdouble"),
+    "singlecomplex": Removed(np.complex64, "NP.complex64"),
+    "cfloat": Removed(np.complex128, "NP.complex128"),
+    "longcomplex": Removed(np.clongdouble, "NP.clongdouble"),
+    "clongfloat": Removed(np.clongdouble, "NP.clongdouble"),
     # constants (removed in 2.0)
-    "Inf": np.inf, "Infinity": np.inf, "infty": np.inf, "PINF": np.inf, "NINF": -np.inf,
-    "NaN": np.nan, "NAN": np.nan, "PZERO": 0.0, "NZERO": -0.0,
+    "Inf": Removed(np.inf, "NP.inf"), "Infinity": Removed(np.inf, "NP.inf"),
+    "infty": Removed(np.inf, "NP.inf"), "PINF": Removed(np.inf, "NP.inf"),
+    "NINF": Removed(-np.inf, "-NP.inf"), "NaN": Removed(np.nan, "NP.nan"),
+    "NAN": Removed(np.nan, "NP.nan"), "PZERO": Removed(0.0, "0.0"), "NZERO": Removed(-0.0, "-0.0"),
     # functions (removed in 1.23-2.4)
-    "alltrue": np.all, "sometrue": np.any, "product": np.prod, "cumproduct": np.cumprod,
-    "round_": np.round, "asscalar": asscalar, "mat": np.asmatrix, "asfarray": asfarray,
-    "in1d": in1d, "trapz": np.trapezoid, "msort": msort, "fromstring": fromstring,
-    "rank": np.ndim, "loads": pickle.loads, "typeDict": np.sctypeDict,
+    "alltrue": Removed(np.all, "NP.all"), "sometrue": Removed(np.any, "NP.any"),
+    "product": Removed(np.prod, "NP.prod"), "cumproduct": Removed(np.cumprod, "NP.cumprod"),
+    "round_": Removed(np.round, "NP.round"), "asscalar": Removed(asscalar, "ARG0.item()"),
+    "mat": Removed(np.asmatrix, "NP.asmatrix"), "asfarray": Removed(asfarray),
+    "in1d": Removed(in1d, "NP.isin(ARGS).ravel()"), "trapz": Removed(np.trapezoid, "NP.trapezoid"),
+    "msort": Removed(msort, "NP.sort(ARG0, axis=0)"), "fromstring": Removed(fromstring),
+    "rank": Removed(np.ndim, "NP.ndim"), "loads": Removed(pickle.loads, "pickle.loads"),
+    "typeDict": Removed(np.sctypeDict, "NP.sctypeDict"),
     # modules NumPy re-exported (removed in 1.25 and 2.0)
-    "math": math, "warnings": warnings,
+    "math": Removed(math, "math"), "warnings": Removed(warnings, "warnings"),
 }
+REMOVED_NAMES = {name: row.value for name, row in NAME_ROWS.items()}
 
 
 def _is_numpy(obj):
@@ -126,8 +154,10 @@ def newbyteorder(obj, new_order="S"):
     return obj.view(obj.dtype.newbyteorder(new_order))
 
 
-REMOVED_METHODS = {"tostring": tostring, "itemset": itemset, "ptp": ptp,
-                   "newbyteorder": newbyteorder}
+# NumPy 1.x's array methods (rows as NAME_ROWS')
+METHOD_ROWS = {"tostring": Removed(tostring, "SELF.tobytes(ARGS)"), "itemset": Removed(itemset),
+               "ptp": Removed(ptp, "NP.ptp(SELF, ARGS)"), "newbyteorder": Removed(newbyteorder)}
+REMOVED_METHODS = {name: row.value for name, row in METHOD_ROWS.items()}
 
 
 def numpy_view():

@@ -21,9 +21,25 @@ from tf1compat.v1 import mnist_tutorial
 from tf1compat.v1.proxy import ProxyModule, tf1_name, unsupported, unsupported_module
 
 __all__ = ["Dataset", "load_csv_with_header", "load_csv_without_header", "build_examples",
-           "build_learn"]
+           "build_learn", "MNIST_MODULES", "MNIST_ALIASES"]
 
 Dataset = collections.namedtuple("Dataset", ["data", "target"])
+
+# TF 1.x's MNIST modules -> the names of mnist_tutorial they hold: what run mode gives a
+# program, and what `tf1compat port` writes beside a ported one
+MNIST_MODULES = {
+    "tensorflow.examples.tutorials.mnist.input_data": (
+        "read_data_sets", "DataSet", "extract_images", "extract_labels", "dense_to_one_hot"),
+    "tensorflow.examples.tutorials.mnist.mnist": (
+        "NUM_CLASSES", "IMAGE_SIZE", "IMAGE_PIXELS", "inference", "loss", "training",
+        "evaluation"),
+    "tensorflow.contrib.learn.datasets.mnist": (
+        "read_data_sets", "load_mnist", "DataSet", "extract_images", "extract_labels",
+        "dense_to_one_hot"),
+}
+# the same module under the path tutorials imported it by
+MNIST_ALIASES = {"tensorflow.contrib.learn.python.learn.datasets.mnist":
+                 "tensorflow.contrib.learn.datasets.mnist"}
 
 _NO_DOWNLOAD = "the files, downloaded yourself and read with read_data_sets (run mode does " \
                "not download)"
@@ -105,12 +121,10 @@ def _mnist_names(*names):
 def build_examples():
     """``tensorflow.examples``, holding ``tutorials.mnist.input_data`` and ``.mnist``."""
     package = "tensorflow.examples.tutorials.mnist"
-    input_data = _module(f"{package}.input_data", _mnist_names(
-        "read_data_sets", "DataSet", "extract_images", "extract_labels", "dense_to_one_hot"),
-        {"maybe_download": _NO_DOWNLOAD})
-    mnist = _module(f"{package}.mnist", _mnist_names(
-        "NUM_CLASSES", "IMAGE_SIZE", "IMAGE_PIXELS", "inference", "loss", "training",
-        "evaluation"))
+    input_data = _module(f"{package}.input_data",
+                         _mnist_names(*MNIST_MODULES[f"{package}.input_data"]),
+                         {"maybe_download": _NO_DOWNLOAD})
+    mnist = _module(f"{package}.mnist", _mnist_names(*MNIST_MODULES[f"{package}.mnist"]))
     tutorials = _module("tensorflow.examples.tutorials", {
         "mnist": _module(package, {"input_data": input_data, "mnist": mnist})})
     return _module("tensorflow.examples", {"tutorials": tutorials})
@@ -118,9 +132,8 @@ def build_examples():
 
 def _build_datasets():
     package = "tensorflow.contrib.learn.datasets"
-    mnist = _module(f"{package}.mnist", _mnist_names(
-        "read_data_sets", "load_mnist", "DataSet", "extract_images", "extract_labels",
-        "dense_to_one_hot"), {"maybe_download": _NO_DOWNLOAD})
+    mnist = _module(f"{package}.mnist", _mnist_names(*MNIST_MODULES[f"{package}.mnist"]),
+                    {"maybe_download": _NO_DOWNLOAD})
     base = _module(f"{package}.base", {
         "Datasets": mnist_tutorial.Datasets, "Dataset": Dataset,
         "load_csv_with_header": load_csv_with_header,

@@ -66,6 +66,7 @@ class Fixer(VisitorBasedCodemodCommand):
         super().__init__(context)
         self.file = file
         self._aliases = {}
+        self._tensorflow = None
 
     # -- names -------------------------------------------------------------------
 
@@ -76,6 +77,11 @@ class Fixer(VisitorBasedCodemodCommand):
             if isinstance(small, cst.Assign) and len(small.targets) == 1 \
                     and isinstance(small.targets[0].target, cst.Name):
                 assigned.setdefault(small.targets[0].target.value, []).append(small.value)
+        for _, small in top_level_statements(node):
+            if isinstance(small, cst.Import) and self._tensorflow is None:
+                self._tensorflow = next((alias.evaluated_alias or "tensorflow"
+                                         for alias in small.names
+                                         if alias.evaluated_name == "tensorflow"), None)
         for name, values in assigned.items():
             if len(values) == 1 and isinstance(values[0], (cst.Name, cst.Attribute)):
                 dotted = self._imported_name(values[0])
@@ -85,23 +91,33 @@ class Fixer(VisitorBasedCodemodCommand):
 
     def _imported_name(self, node):
         for qualified in self.get_metadata(QualifiedNameProvider, node, set()):
-            if qualified.source == QualifiedNameSource.IMPORT:
+            # "a.f().b": an attribute of what a call returned, no name of the module's
+            if qualified.source == QualifiedNameSource.IMPORT and "(" not in qualified.name:
                 return qualified.name
         return None
 
     def dotted_name(self, node):
         """The module-qualified name of a Name or Attribute node (``tensorflow.contrib
-        .slim.conv2d`` for ``slim.conv2d``), or None when it is no imported name
-        (a local variable, a parameter, a shadowing assignment)."""
+        .slim.conv2d`` for ``slim.conv2d``, also through a module-level alias such as
+        ``slim = tf.contrib.slim``), or None when it is no imported name (a local
+        variable, a parameter, a shadowing assignment, the alias itself)."""
         dotted = self._imported_name(node)
-        if dotted is not None:
+        if dotted is not None or not isinstance(node, cst.Attribute):
             return dotted
         for qualified in self.get_metadata(QualifiedNameProvider, node, set()):
             head, dot, rest = qualified.name.partition(".")
             if qualified.source == QualifiedNameSource.LOCAL and head in self._aliases \
-                    and "<locals>" not in qualified.name:
+                    and "<locals>" not in qualified.name and "(" not in qualified.name:
                 return self._aliases[head] + dot + rest
         return None
+
+    def tensorflow_name(self):
+        """The module's name for ``tensorflow`` (its ``import tensorflow as tf``), or
+        ``tensorflow`` with that import added."""
+        if self._tensorflow is None:
+            self.add_import("tensorflow")
+            self._tensorflow = "tensorflow"
+        return self._tensorflow
 
     # -- reports -------------------------------------------------------------------
 

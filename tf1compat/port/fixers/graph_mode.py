@@ -15,7 +15,7 @@ import libcst as cst
 
 from tf1compat.port.fixers._base import Fixer, statement_lines, top_level_statements
 
-__all__ = ["GraphMode", "CALL", "CHOICES"]
+__all__ = ["GraphMode", "CALL", "CHOICES", "after_preamble"]
 
 CALL = "compat.v1.disable_v2_behavior"
 # calls by which a program already chose its mode, as qualified names
@@ -25,7 +25,7 @@ CHOICES = frozenset(f"tensorflow.{prefix}{name}" for prefix in ("", "compat.v1."
 _COMMENT = "  # TF1's graph mode, shapes, variables and control flow"
 
 
-def _after_preamble(body):
+def after_preamble(body):
     """Index after the module docstring and ``from __future__`` imports."""
     index = 0
     if body and isinstance(body[0], cst.SimpleStatementLine) \
@@ -89,7 +89,7 @@ class GraphMode(Fixer):
             imported = "import tensorflow as tf" if name == "tf" else "import tensorflow"
             call = f"{name}.{CALL}()"
             new = statement_lines(f"{imported}\n{call}{_COMMENT}\n")
-            position = _after_preamble(body)
+            position = after_preamble(body)
             anchor = original_node.body[position] if position < len(original_node.body) \
                 else original_node
         body[position:position] = new

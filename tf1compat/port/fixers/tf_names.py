@@ -17,7 +17,7 @@ import dataclasses
 
 import libcst as cst
 
-from tf1compat.port.fixers._base import Fixer, dotted_source, top_level_statements
+from tf1compat.port.fixers._base import Fixer, dotted_source
 from tf1compat.port.tf_upgrade import tf2_has, upgrade_spec
 from tf1compat.v1.check import name_problem
 from tf1compat.v1.tf1_names import recorded_names
@@ -144,16 +144,6 @@ class TF2Names(Fixer):
         self._homes = {}      # func node -> Home, decided at its call
         self._replaced = {}   # original node -> new node
         self._calls = {}      # original call -> Home
-        self._tensorflow = None
-
-    def visit_Module(self, node):
-        super().visit_Module(node)
-        for _, small in top_level_statements(node):
-            if isinstance(small, cst.Import):
-                for alias in small.names:
-                    if alias.evaluated_name == "tensorflow" and self._tensorflow is None:
-                        self._tensorflow = alias.evaluated_alias or "tensorflow"
-        return True
 
     def _tf1_name(self, node):
         """``tf.a.b`` when ``node`` is a TF1 API object this fixer renames, else None."""
@@ -198,10 +188,7 @@ class TF2Names(Fixer):
         full = "tensorflow" + new[2:]
         if full.startswith(root_dotted + "."):
             return dotted_source(root.value + full[len(root_dotted):])
-        if self._tensorflow is None:
-            self.add_import("tensorflow")
-            self._tensorflow = "tensorflow"
-        return dotted_source(self._tensorflow + new[2:])
+        return dotted_source(self.tensorflow_name() + new[2:])
 
     def leave_Attribute(self, original_node, updated_node):
         return self._replaced.get(original_node, updated_node)

@@ -1,0 +1,164 @@
+"""Before/after pairs of the port's fixers beyond TF1 names (tests/test_port_tf_names.py),
+with the cases each must leave alone."""
+
+import pytest
+from port_programs import fix
+
+from tf1compat.port.fixers.contrib import Contrib
+from tf1compat.port.fixers.graph_mode import GraphMode
+from tf1compat.port.fixers.keras2 import Keras2Names
+from tf1compat.port.fixers.mnist import MnistTutorial
+from tf1compat.port.fixers.numpy1 import NumPy1
+from tf1compat.port.fixers.scipy_misc import ScipyMisc
+
+pytestmark = pytest.mark.tf
+
+PAIRS = {
+    # NumPy 1.x
+    "numpy: a type alias": (NumPy1, "import numpy as np\nx = np.zeros(3, np.float_)\n",
+                            "import numpy as np\nx = np.zeros(3, np.float64)\n"),
+    "numpy: a builtin alias": (NumPy1, "import numpy as np\nn = np.int(3.5)  # int\n",
+                               "import numpy as np\nn = int(3.5)  # int\n"),
+    "numpy: a call form": (NumPy1, "import numpy as np\nv = np.asscalar(a + b)\n",
+                           "import numpy as np\nv = (a + b).item()\n"),
+    "numpy: a call form with its arguments": (
+        NumPy1, "import numpy as np\nm = np.in1d(a, [1, 2], invert=True)\n",
+        "import numpy as np\nm = np.isin(a, [1, 2], invert=True).ravel()\n"),
+    "numpy: a negative constant in an expression": (
+        NumPy1, "import numpy as np\nlow = 2 * np.NINF\nbest = np.NINF\n",
+        "import numpy as np\nlow = 2 * (-np.inf)\nbest = -np.inf\n"),
+    "numpy: a module alias other than np": (
+        NumPy1, "import numpy\nx = numpy.product([2, 3])\n",
+        "import numpy\nx = numpy.prod([2, 3])\n"),
+    "numpy: from numpy import": (
+        NumPy1, "from numpy import float_\n\nx = float_(1)\n",
+        "import numpy as np\n\nx = np.float64(1)\n"),
+    "numpy: a re-exported module": (
+        NumPy1, "import numpy as np\ny = np.math.sqrt(2)\n",
+        "import numpy as np\nimport math\n\ny = math.sqrt(2)\n"),
+    "numpy: array methods": (
+        NumPy1, "data = image.tostring()\nspread = x.ptp(axis=0)\n",
+        "import numpy as np\n\ndata = image.tobytes()\nspread = np.ptp(x, axis=0)\n"),
+    "numpy: run mode's function where no spelling fits": (
+        NumPy1, "import numpy as np\nx = np.fromstring(raw, np.uint8)\narr.itemset(0, 5)\n",
+        "import numpy as np\nfrom tf1_legacy import numpy1\n\nx = numpy1.fromstring(raw, "
+        "np.uint8)\nnumpy1.itemset(arr, 0, 5)\n"),
+    # SciPy's image functions
+    "scipy: from scipy import misc": (
+        ScipyMisc, "from scipy import misc\nimg = misc.imread(path)\n",
+        "from tf1_legacy import scipy_misc as misc\nimg = misc.imread(path)\n"),
+    "scipy: from scipy.misc import": (
+        ScipyMisc, "from scipy.misc import imread, imresize\n",
+        "from tf1_legacy.scipy_misc import imread, imresize\n"),
+    "scipy: through import scipy.misc": (
+        ScipyMisc, "import scipy.misc\n\nscipy.misc.imsave(path, image)\n",
+        "from tf1_legacy import scipy_misc\n\nscipy_misc.imsave(path, image)\n"),
+    # the MNIST tutorial
+    "mnist: input_data": (
+        MnistTutorial, "from tensorflow.examples.tutorials.mnist import input_data\n"
+                       "data = input_data.read_data_sets('MNIST_data', one_hot=True)\n",
+        "from tf1_legacy import mnist_tutorial as input_data\n"
+        "data = input_data.read_data_sets('MNIST_data', one_hot=True)\n"),
+    "mnist: a name from the module": (
+        MnistTutorial,
+        "from tensorflow.contrib.learn.python.learn.datasets.mnist import read_data_sets\n",
+        "from tf1_legacy.mnist_tutorial import read_data_sets\n"),
+    "mnist: through tf.contrib.learn": (
+        MnistTutorial,
+        "import tensorflow as tf\nd = tf.contrib.learn.datasets.mnist.load_mnist()\n",
+        "import tensorflow as tf\nfrom tf1_legacy import mnist_tutorial\n\n"
+        "d = mnist_tutorial.load_mnist()\n"),
+    # tf.contrib
+    "contrib: import slim": (
+        Contrib,
+        "import tensorflow.contrib.slim as slim  # layers\nnet = slim.conv2d(x, 8, [3, 3])\n",
+        "import tf_slim as slim  # layers\nnet = slim.conv2d(x, 8, [3, 3])\n"),
+    "contrib: slim as an alias": (
+        Contrib,
+        "import tensorflow as tf\nslim = tf.contrib.slim\nnet = slim.fully_connected(x, 2)\n",
+        "import tensorflow as tf\nimport tf_slim\n\nslim = tf_slim\n"
+        "net = slim.fully_connected(x, 2)\n"),
+    "contrib: from tensorflow.contrib import": (
+        Contrib, "from tensorflow.contrib import slim\nfrom tensorflow.contrib import layers\n",
+        "import tf_slim as slim\nfrom tf_slim import layers\n"),
+    "contrib: slim's nets": (
+        Contrib, "from tensorflow.contrib.slim.nets import resnet_v1\n",
+        "from tf_slim.nets import resnet_v1\n"),
+    "contrib: a name with a TF2 home of its own": (
+        Contrib,
+        "import tensorflow as tf\nstep = tf.contrib.framework.get_or_create_global_step()\n",
+        "import tensorflow as tf\nstep = tf.compat.v1.train.get_or_create_global_step()\n"),
+    "contrib: through the contrib module's base": (
+        Contrib, "import tensorflow as tf\ninit = tf.contrib.layers.xavier_initializer()\n",
+        "import tensorflow as tf\nimport tf_slim.layers\n\n"
+        "init = tf_slim.layers.xavier_initializer()\n"),
+    "contrib: TensorFlow's own rename": (
+        Contrib,
+        "import tensorflow as tf\nr = tf.contrib.cluster_resolver.TPUClusterResolver()\n",
+        "import tensorflow as tf\nr = tf.distribute.cluster_resolver.TPUClusterResolver()\n"),
+}
+
+LEFT_ALONE = {
+    "numpy: np that is not numpy": (NumPy1, "np = Calculator()\nx = np.int(3)\n"),
+    "numpy: names NumPy 2 has": (NumPy1, "import numpy as np\nx = np.float64(np.inf)\n"),
+    "numpy: a module function named like a method": (
+        NumPy1, "import numpy as np\nr = np.ptp(x)\n"),
+    "numpy: strings and comments": (NumPy1, "import numpy as np\n# np.int\ns = 'np.float_'\n"),
+    "scipy: other scipy modules": (ScipyMisc, "from scipy import ndimage\nndimage.zoom(x, 2)\n"),
+    "contrib: a user's own contrib": (Contrib, "contrib = load()\nx = contrib.slim.conv2d\n"),
+    "graph mode: a program that chooses": (
+        GraphMode, "import tensorflow as tf\ntf.enable_eager_execution()\n"),
+}
+
+
+@pytest.mark.parametrize("case", PAIRS)
+def test_before_after(case):
+    fixer, before, after = PAIRS[case]
+    assert fix(before, fixers=(fixer,))[0] == after
+
+
+@pytest.mark.parametrize("case", LEFT_ALONE)
+def test_left_alone(case):
+    fixer, source = LEFT_ALONE[case]
+    text, ported = fix(source, fixers=(fixer,), entry=fixer is GraphMode)
+    assert text == source
+    assert ported.changes == [] and ported.findings == []
+
+
+def test_running_each_fixer_twice_changes_nothing_more():
+    for fixer, before, _ in PAIRS.values():
+        once = fix(before, fixers=(fixer,))[0]
+        assert fix(once, fixers=(fixer,))[0] == once, before
+
+
+@pytest.mark.parametrize("source, name, reason", [
+    ("import tensorflow as tf\ntf.contrib.quantize.create_training_graph()\n",
+     "tf.contrib.quantize.create_training_graph", "use tensorflow_model_optimization"),
+    ("import tensorflow as tf\ntf.contrib.layers.real_valued_column('x')\n",
+     "tf.contrib.layers.real_valued_column", "use tf.feature_column"),
+    ("import tensorflow.contrib.slim as slim\nslim.no_such_layer(x)\n",
+     "tf.contrib.slim.no_such_layer", "has no attribute 'no_such_layer'"),
+])
+def test_contrib_names_without_counterpart_are_findings(source, name, reason):
+    text, ported = fix(source, fixers=(Contrib,))
+    [finding] = ported.findings
+    assert (finding.line, finding.name) == (2, name) and reason in finding.reason
+
+
+def test_graph_mode_goes_right_after_the_tensorflow_import():
+    text, ported = fix('"""Doc."""\nimport os\nimport tensorflow as tf\n\nx = 1\n',
+                       fixers=(), entry=True)
+    assert text.splitlines()[3].startswith("tf.compat.v1.disable_v2_behavior()")
+    [change] = ported.changes
+    assert change.line == 3
+
+
+def test_keras2_names_make_the_entry_choose_tf_keras_first():
+    source = '"""Doc."""\nimport tensorflow as tf\ny = tf.layers.dense(x, 3)\n'
+    text, ported = fix(source, fixers=(Keras2Names,))
+    assert text == source and ported.requirements == {"tf-keras"}
+    text, ported = fix(source, fixers=(Keras2Names,), entry=True)
+    assert text.splitlines()[1:3] == [
+        "import os", 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # Keras 2 (tf-keras), '
+        "as TF1 had"]
+    assert fix(text, fixers=(Keras2Names,), entry=True)[0] == text
