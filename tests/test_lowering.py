@@ -72,6 +72,22 @@ def test_one_thread_in_order_with_structure_dtypes_and_batch_shapes(tfrecords):
     assert [len(b["id"]) for b in dataset] == [4, 4, 4, 4, 4, 1]
 
 
+def test_read_plan_is_the_graphs_own_order_before_vectorizing_and_caching(tfrecords):
+    from tf1compat.migrate.lowering import read_plan
+
+    with tc.legacy_graph():
+        _, example = parsed(tfrecords, num_epochs=2)
+        batch = tc.shuffle_batch(example, 4, capacity=20, min_after_dequeue=8, num_threads=2)
+        read = read_plan(batch, prune_features=False)
+    assert read.plan.describe() == (
+        "3 files, 2 epochs, in order -> TFRecordDataset -> map(1 op: ParseExampleV2, 2 threads "
+        "-> parallel) -> "
+        "shuffle(buffer 8, unseeded) -> batch(4, drop remainder)")
+    assert read.batched and len(read.queues) == 2     # the producer's and the batch's
+    parse = read.plan.chain()[2].function
+    assert [t.op.type for t in parse.inputs] == ["ReaderReadV2"]
+
+
 def test_two_epochs_of_seeded_shuffled_files_keep_tf1_order(tfrecords):
     with tc.legacy_graph():
         _, example = parsed(tfrecords, num_epochs=2, shuffle=True, seed=5)

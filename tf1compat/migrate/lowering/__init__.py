@@ -14,6 +14,7 @@ op: the lowering never builds a silently different pipeline.
 """
 
 import concurrent.futures
+import typing
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
@@ -21,14 +22,14 @@ from tf1compat.migrate.lowering.batch_then_parse import vectorize
 from tf1compat.migrate.lowering.caching import plan_cache
 from tf1compat.migrate.lowering.graph_function import check_fetch
 from tf1compat.migrate.lowering.graph_reader import GraphReader
-from tf1compat.migrate.lowering.plan import Batch, Prefetch
+from tf1compat.migrate.lowering.plan import Batch, Prefetch, Step
 from tf1compat.pipeline.cache_budget import cache_budget
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import drop_queue_runners, graph_index, graph_notes
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept
 
-__all__ = ["Lowering", "lower", "lower_to_tf_data", "replace_with_tf_data", "describe_lowering",
-           "is_graph_fetches", "queue_end_error"]
+__all__ = ["Lowering", "ReadPlan", "read_plan", "lower", "lower_to_tf_data",
+           "replace_with_tf_data", "describe_lowering", "is_graph_fetches", "queue_end_error"]
 
 
 def is_graph_fetches(value):
@@ -99,16 +100,20 @@ def _prefetched(plan):
     return Prefetch(plan, tf.data.AUTOTUNE)
 
 
-def lower(fetches, prune_features=True, cache=None):
-    """Read the queue pipeline behind ``fetches``; returns a :class:`Lowering`.
+class ReadPlan(typing.NamedTuple):
+    """A queue pipeline's plan as its graph has it (see :func:`read_plan`)."""
 
-    ``prune_features``: parse ops parse only the features the fetches need
-    (:mod:`.feature_pruning`); ``False`` parses every key, as the program does.
-    ``cache``: the in-memory cache's budget (see :func:`~tf1compat.to_tf_data`).
-    Raises :class:`~tf1compat.errors.LoweringError` for what cannot be lowered (also
-    a SparseTensor among the fetches), ``TypeError`` when ``fetches`` are not graph
-    tensors of one graph.
-    """
+    plan: Step
+    batched: bool               # the fetches are batches (see Lowering)
+    queues: frozenset           # names of the queue ops the plan replaces
+    graph_def: object           # the graph's GraphDef the plan's functions copy from
+
+
+def read_plan(fetches, prune_features=True):
+    """The plan of the queue pipeline behind ``fetches`` as its graph has it: each map
+    where the graph runs its ops (per example before a batch; not vectorized), not
+    cached, without the prefetch :func:`lower` adds. ``tf1compat port`` writes the
+    program's tf.data code from it. Raises as :func:`lower` does."""
     for fetch in tf.nest.flatten(fetches):
         check_fetch(fetch)
     if not is_graph_fetches(fetches):
@@ -124,13 +129,26 @@ def lower(fetches, prune_features=True, cache=None):
     plan = reader.mapped(source, function)
     batched = isinstance(plan.upstream, (Batch, Prefetch)) and all(
         t.shape.rank != 0 for t in flat)
+    return ReadPlan(plan, batched, frozenset(reader.lowered_queues), reader.graph_def)
+
+
+def lower(fetches, prune_features=True, cache=None):
+    """Read the queue pipeline behind ``fetches``; returns a :class:`Lowering`.
+
+    ``prune_features``: parse ops parse only the features the fetches need
+    (:mod:`.feature_pruning`); ``False`` parses every key, as the program does.
+    ``cache``: the in-memory cache's budget (see :func:`~tf1compat.to_tf_data`).
+    Raises :class:`~tf1compat.errors.LoweringError` for what cannot be lowered (also
+    a SparseTensor among the fetches), ``TypeError`` when ``fetches`` are not graph
+    tensors of one graph.
+    """
+    plan, batched, queues, graph_def = read_plan(fetches, prune_features)
     budget = cache_budget(cache)
-    cached, not_cached = _eagerly(lambda: plan_cache(plan, reader.graph_def, budget))
-    plan = _prefetched(vectorize(plan, reader.graph_def))
+    cached, not_cached = _eagerly(lambda: plan_cache(plan, graph_def, budget))
+    plan = _prefetched(vectorize(plan, graph_def))
     if cached is not None:
         cached.upstream = _prefetched(cached.upstream)
-    return Lowering(fetches, plan, batched, frozenset(reader.lowered_queues), cached,
-                    not_cached)
+    return Lowering(fetches, plan, batched, queues, cached, not_cached)
 
 
 def _eagerly(build):
