@@ -166,6 +166,55 @@ def test_path():
                           f"characters, got {value!r}")
 
 
+SIZE = "a size in bytes up to 9223372036854775807 (e.g. 500M, 2G, 1073741824), or off"
+
+
+@pytest.mark.parametrize("value, size", [
+    (0, 0), (123, 123), (np.int64(10 ** 6), 10 ** 6), (np.uint64(2 ** 63 - 1), 2 ** 63 - 1),
+    ("500M", 500 * 2 ** 20), ("1.5GiB", int(1.5 * 2 ** 30)), ("64kB", 2 ** 16),
+    (" 2g ", 2 * 2 ** 30), ("off", 0), ("No", 0), ("0", 0), ("8388607T", 8388607 * 2 ** 40)])
+def test_byte_size_takes_integers_and_size_texts(value, size):
+    result = _checks.check_byte_size("api", "cache", value)
+    assert result == size and type(result) is int
+
+
+@pytest.mark.parametrize("value, error", [
+    (-1, PipelineConfigError), (2 ** 63, PipelineConfigError), (10 ** 20, PipelineConfigError),
+    ("1e30", PipelineConfigError), ("99999999999T", PipelineConfigError),
+    ("8388608T", PipelineConfigError), ("lots", PipelineConfigError), ("-5M", PipelineConfigError),
+    ("nan", PipelineConfigError), ("inf", PipelineConfigError), ("", PipelineConfigError),
+    (2.5, ArgumentTypeError), (True, ArgumentTypeError), (None, ArgumentTypeError)])
+def test_byte_size_refusals_name_the_largest_size(value, error):
+    e = refused(_checks.check_byte_size, "to_tf_data", "cache", value)
+    assert type(e) is error
+    assert str(e) == f"to_tf_data: cache must be {SIZE}, got {value!r}"
+    assert (e.argument, e.expected) == ("cache", SIZE)
+
+
+def test_service_address():
+    assert _checks.check_service_address(None, "s", "grpc://host:5050") == "grpc://host:5050"
+    assert _checks.check_service_address(None, "s", "grpc://[::1]:1/") == "grpc://[::1]:1/"
+    for value in ("host:5050", "http://host:5050", "grpc://host", "grpc://:5050",
+                  "grpc://host:99999", "grpc://host:1/x", "grpc://host:1?q=1"):
+        e = refused(_checks.check_service_address, "run", "service", value)
+        assert type(e) is PipelineConfigError
+        assert str(e) == ("run: service must be grpc://HOST:PORT (a tf.data service "
+                          f"dispatcher), got {value!r}")
+    assert type(refused(_checks.check_service_address, None, "s", 5050)) is ArgumentTypeError
+
+
+def test_requires_names_both_arguments():
+    for given, present in ((None, None), (False, None), (5, True), (0, "x")):
+        _checks.check_requires("api", "a", given, "b", present, "it needs b")
+    for given in (0, 5, "x", True):
+        e = refused(_checks.check_requires, "api", "timeout", given, "service", None,
+                    "it bounds the waits for the service")
+        assert type(e) is PipelineConfigError
+        assert str(e) == "api: timeout needs service: it bounds the waits for the service"
+        assert (e.argument, e.expected) == ("timeout", "service")
+    assert str(refused(_checks.check_requires, None, "a", 1, "b", False, "p")) == "a needs b: p"
+
+
 def test_the_module_imports_no_tensorflow_nor_numpy():
     code = ("import sys, tf1compat._checks; "
             "print(sorted(m for m in ('tensorflow', 'numpy') if m in sys.modules))")

@@ -267,8 +267,10 @@ def test_unreachable_dispatcher_one_clear_error_within_seconds(records):
 def test_service_that_is_not_an_address_is_refused(records, service):
     import tf1compat as tc
     fetches = classic_pipeline(records, num_epochs=1)
-    with pytest.raises(tc.PipelineConfigError, match="expected grpc://HOST:PORT") as e:
+    with pytest.raises(tc.PipelineConfigError) as e:
         tc.to_tf_data(fetches, service=service)
+    assert str(e.value) == (f"to_tf_data: service must be grpc://HOST:PORT (a tf.data "
+                            f"service dispatcher), got {service!r}")
     assert e.value.argument == "service"
 
 
@@ -343,8 +345,9 @@ def test_program_with_unreachable_dispatcher_exits_2_with_one_line(tmp_path, rec
 def test_data_service_without_tf_data_is_a_usage_error(tmp_path):
     completed = run_cli("run", "--data-service", "grpc://127.0.0.1:1", str(tmp_path / "x.py"))
     assert completed.returncode == 2
-    assert completed.stderr.strip() == ("tf1compat run: error: --data-service runs the "
-                                        "pipelines of --tf-data; pass both")
+    assert completed.stderr.strip() == (
+        "tf1compat run: error: --data-service needs --tf-data: the service runs the pipelines "
+        "that batching calls build as tf.data")
 
 
 def test_worker_with_unreachable_dispatcher_exits_2_with_one_line():
@@ -483,19 +486,89 @@ def test_a_server_gone_for_good_ends_the_read_within_the_bound(request, records,
     workers[0].stop(signal.SIGKILL)
 
 
+# An unmodified program that reads its files in a `multiprocessing` child started with
+# "spawn" (a new interpreter), then itself; the child says what it read or what failed.
+SPAWNING_PROGRAM = """
+import multiprocessing
+import sys
+import tensorflow as tf
+
+
+def read(paths):
+    queue = tf.train.string_input_producer(paths, num_epochs=1, shuffle=False)
+    _, value = tf.TFRecordReader().read(queue)
+    example = tf.parse_single_example(value, {"id": tf.FixedLenFeature([], tf.int64)})
+    ids = tf.train.batch([example["id"]], 8, allow_smaller_final_batch=True)
+    seen = []
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        tf.train.start_queue_runners(sess)
+        while True:
+            try:
+                seen += sess.run(ids).tolist()
+            except tf.errors.OutOfRangeError:
+                return sorted(seen)
+
+
+def child(paths, results):
+    try:
+        results.put(read(paths))
+    except Exception as e:
+        results.put(f"{type(e).__name__}: {e}")
+
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    process = context.Process(target=child, args=(sys.argv[1:], results))
+    process.start()
+    print("child", results.get(timeout=240), flush=True)
+    process.join()
+    print("parent", read(sys.argv[1:]), flush=True)
+"""
+
+
+@pytest.mark.timeout(600)
+def test_a_spawned_child_reads_from_the_service_as_its_parent_does(request, cluster, records,
+                                                                     tmp_path):
+    """Under `run --tf-data --data-service`, a spawned child gets the run's settings
+    whole: it reads the examples its parent reads, and it reads them from the service,
+    bounded as its parent is (with a dispatcher that has no worker, both wait the
+    bound and fail naming the service; the child read its files locally before)."""
+    program = tmp_path / "program.py"
+    program.write_text(SPAWNING_PROGRAM)
+    served = run_cli("run", "--tf-data", "--data-service", cluster, str(program), *records,
+                     timeout=500)
+    assert served.returncode == 0, served.stderr[-3000:]
+    ids = sorted(range(120))
+    assert served.stdout.splitlines() == [f"child {ids}", f"parent {ids}"]
+
+    lonely, _, _ = start_cluster(request, workers=0)
+    stalled = run_cli("run", "--tf-data", "--data-service", lonely, "--data-service-timeout",
+                      "3", str(program), *records, timeout=500)
+    port = lonely.rsplit(":", 1)[1]
+    why = (f"no element from the tf.data service at {lonely} in 3 s: the dispatcher "
+           "answers, so a worker holding part of this job is gone; restart it on its "
+           f"address (`tf1compat data-service worker --dispatcher HOST:{port} --port PORT`), "
+           "or give a slow pipeline a longer bound (service_timeout=, --data-service-timeout)")
+    assert stalled.stdout.splitlines() == [f"child DataServiceError: {why}"]
+    assert stalled.returncode == 2
+    assert stalled.stderr.strip().splitlines()[-1] == f"tf1compat run: error: {why}"
+
+
 def test_data_service_timeout_is_checked_before_anything_runs(tmp_path):
     program = tmp_path / "program.py"
     program.write_text("raise SystemExit('the program ran')")
     completed = run_cli("run", "--data-service-timeout", "5", str(program))
     assert completed.returncode == 2
-    assert completed.stderr.strip() == ("tf1compat run: error: --data-service-timeout bounds "
-                                        "the waits of --data-service; pass both")
+    assert completed.stderr.strip() == ("tf1compat run: error: --data-service-timeout needs "
+                                        "--data-service: it bounds the waits for the service")
     completed = run_cli("run", "--tf-data", "--data-service", "grpc://127.0.0.1:1",
                         "--data-service-timeout", "0", str(program))
     assert completed.returncode == 2
-    assert completed.stderr.strip().splitlines()[-1] == (
-        "tf1compat run: error: argument --data-service-timeout: expected a positive number "
-        "of seconds (inf: no limit), got '0'")
+    assert completed.stderr.strip().splitlines() == [
+        "tf1compat run: error: --data-service-timeout must be a positive number of seconds "
+        "(inf: no limit), got 0.0"]
 
 
 @pytest.mark.parametrize("timeout, expected", [
@@ -510,6 +583,8 @@ def test_service_timeout_is_checked_before_anything_waits(records, timeout, expe
         tc.to_tf_data(fetches, service=f"grpc://127.0.0.1:{free_port()}",
                       service_timeout=timeout)
     assert str(e.value) == expected and e.value.argument == "service_timeout"
-    with pytest.raises(TypeError, match="service_timeout bounds the waits of service=; "
-                                        "pass both"):
+    with pytest.raises(tc.PipelineConfigError) as e:
         tc.to_tf_data(fetches, service_timeout=10)
+    assert str(e.value) == ("to_tf_data: service_timeout needs service: it bounds the waits "
+                            "for the service")
+    assert (e.value.argument, e.value.expected) == ("service_timeout", "service")

@@ -514,14 +514,17 @@ def test_turned_off_by_the_setting_and_the_argument(image_files, monkeypatch):
 
 @pytest.mark.parametrize(("value", "budget"), [
     ("500M", 500 * 2 ** 20), ("2g", 2 * 2 ** 30), ("1.5GiB", int(1.5 * 2 ** 30)),
-    ("4096", 4096), ("64kB", 64 * 1024), ("off", 0), (False, 0), (123, 123)])
+    ("4096", 4096), ("64kB", 64 * 1024), ("off", 0), (False, 0), (123, 123),
+    (np.int64(10 ** 6), 10 ** 6), (2 ** 63 - 1, 2 ** 63 - 1)])
 def test_budget_values(value, budget):
     assert cache_budget(value) == budget
 
 
-@pytest.mark.parametrize("value", ["lots", "-5M", "nan", "1X", -3, 2.5])
+@pytest.mark.parametrize("value", ["lots", "-5M", "nan", "1X", -3, 2.5, 10 ** 20, 2 ** 63,
+                                   "1e30", "99999999999T", "inf"])
 def test_bad_budget_is_refused_naming_what_is_expected(value, monkeypatch):
-    with pytest.raises(PipelineConfigError, match=r"expected .*500M, 2G") as info:
+    with pytest.raises(PipelineConfigError, match=r"must be a size in bytes up to "
+                       r"9223372036854775807 \(e.g. 500M, 2G") as info:
         cache_budget(value)
     assert info.value.argument == "cache"
     if isinstance(value, str):
@@ -529,6 +532,22 @@ def test_bad_budget_is_refused_naming_what_is_expected(value, monkeypatch):
         with pytest.raises(PipelineConfigError, match=BUDGET_VARIABLE) as info:
             cache_budget(None)
         assert info.value.argument == BUDGET_VARIABLE
+
+
+def test_a_budget_past_the_largest_is_refused_and_numpy_integers_taken(image_files):
+    """A budget TensorFlow's int64 counters cannot hold is one clear error naming the
+    largest size taken (it was an OverflowError from deep inside TensorFlow); a numpy
+    integer is a budget as a Python one is."""
+    with tc.legacy_graph():
+        batch = classic(image_files[0])
+        with pytest.raises(PipelineConfigError) as info:
+            tc.to_tf_data(batch, cache=10 ** 20)
+        assert str(info.value) == (
+            "cache must be a size in bytes up to 9223372036854775807 (e.g. 500M, 2G, "
+            "1073741824), or off, got 100000000000000000000")
+        assert "of a 977 kB budget" in tc.describe_lowering(batch, cache=np.int64(10 ** 6))
+        got, plain = with_and_without(batch, cache=np.int64(10 ** 6))
+    assert [b["id"].tolist() for b in batches(got)] == [b["id"].tolist() for b in batches(plain)]
 
 
 def test_cache_argument_is_for_fetches_only(image_files):
@@ -585,7 +604,10 @@ def test_run_tf_data_same_values_with_and_without_the_cache(tmp_path, image_file
 def test_run_refuses_cache_flags_without_tf_data_and_bad_sizes(tmp_path):
     program = write_program(tmp_path, "nothing.py", "print('ran')\n")
     done = tf1compat_run("--no-cache", program, cwd=tmp_path)
-    assert done.returncode == 2 and "--no-cache sets the cache of --tf-data" in done.stderr
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "tf1compat run: error: --no-cache needs --tf-data: it sets the in-memory cache of the "
+        "tf.data pipelines"]
     done = tf1compat_run("--tf-data", "--cache-budget", "lots", program, cwd=tmp_path)
-    assert done.returncode == 2
-    assert "--cache-budget 'lots' is not a size: a size in bytes" in done.stderr
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        "tf1compat run: error: --cache-budget must be a size in bytes up to "
+        "9223372036854775807 (e.g. 500M, 2G, 1073741824), or off, got 'lots'"]

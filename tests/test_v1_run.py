@@ -353,10 +353,12 @@ def test_infinite_grace_period_never_checks():
     import tf1compat as tc
     from tf1compat._tf import v1
     from tf1compat.v1.queue_runtime import QueueRuntime
+    from tf1compat.v1.settings import RunSettings
 
+    settings = RunSettings(grace_period=float("inf"))
     with tc.legacy_graph():
         batch = tc.batch([tc.input_producer(v1.range(4), shuffle=False).dequeue()], 2)
-        with QueueRuntime(grace_period=float("inf")).Session() as sess:
+        with QueueRuntime(lambda: settings).Session() as sess:
             assert sess.run(v1.constant(2) * 3) == 6
             with pytest.raises(v1.errors.DeadlineExceededError):  # never started: TF1 waits
                 sess.run(batch, options=v1.RunOptions(timeout_in_ms=300))

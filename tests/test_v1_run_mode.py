@@ -126,7 +126,7 @@ def test_install_and_uninstall_in_process_leave_the_import_hook_and_settings(tmp
         assert builtins.__import__ is not original_import
         assert install([tmp_path], tf_data=True) is tf1  # a second call adds to it
         run_mode = installed_run_mode()
-        assert (run_mode.grace_period, run_mode.tf_data) == (3.0, True)
+        assert (run_mode.settings.grace_period, run_mode.settings.tf_data) == (3.0, True)
         namespace = {"__file__": str(program), "__name__": "train"}
         exec(compile(program.read_text(), str(program), "exec"), namespace)
         assert namespace["TF"] is tf1 and hasattr(tf1, "contrib")

@@ -17,13 +17,21 @@ Both carry ``argument`` and ``expected`` attributes (``ArgumentTypeError`` is al
 import math
 import numbers
 import os
+import urllib.parse
 
 from tf1compat.errors import ArgumentTypeError, PipelineConfigError
 
 __all__ = ["check_positive_int", "check_non_negative_int", "check_int_at_least", "check_index",
            "check_num_epochs", "check_queue_capacity", "check_fraction", "check_seed",
            "check_seconds", "check_tolerance", "check_choice", "check_flag", "check_callable",
-           "check_path"]
+           "check_path", "check_byte_size", "check_service_address", "check_requires",
+           "MAX_BYTES"]
+
+MAX_BYTES = 2 ** 63 - 1     # the largest size TensorFlow's int64 byte counters hold
+_SIZE_UNITS = {"": 1, "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
+_SIZE_OFF = ("off", "no", "false")
+_SIZE_EXPECTED = f"a size in bytes up to {MAX_BYTES} (e.g. 500M, 2G, 1073741824), or off"
+_SERVICE_EXPECTED = "grpc://HOST:PORT (a tf.data service dispatcher)"
 
 
 def _message(api, argument, expected, value):
@@ -197,3 +205,57 @@ def check_path(api, argument, value):
     if not path or (b"\0" if isinstance(path, bytes) else "\0") in path:
         raise _wrong_value(api, argument, "a non-empty file path without NUL characters", path)
     return path
+
+
+def _size_of_text(text):
+    """The bytes a size text means (``"500M"``, ``"1.5GiB"``, ``"off"``), or None."""
+    value = text.strip().lower().removesuffix("ib").removesuffix("b")
+    if value in _SIZE_OFF:
+        return 0
+    unit = value[-1:] if value[-1:] in _SIZE_UNITS else ""
+    try:
+        size = float(value[:len(value) - len(unit)]) * _SIZE_UNITS[unit]
+    except ValueError:
+        return None
+    return int(size) if 0 <= size <= MAX_BYTES else None     # NaN and inf fail too
+
+
+def check_byte_size(api, argument, value):
+    """A number of bytes as an int in ``[0, MAX_BYTES]``: an integer (numpy's too) or a
+    size text (``"500M"``, ``"2G"``, ``"1.5GiB"``, ``"1073741824"``; ``"off"``, ``"no"``
+    and ``"false"`` are 0)."""
+    if isinstance(value, str):
+        size = _size_of_text(value)
+    else:
+        size = _integer(api, argument, value, _SIZE_EXPECTED, False)
+    if size is None or not 0 <= size <= MAX_BYTES:
+        raise _wrong_value(api, argument, _SIZE_EXPECTED, value)
+    return size
+
+
+def check_service_address(api, argument, value):
+    """``value`` if it is a tf.data service dispatcher's address, ``grpc://HOST:PORT``."""
+    if not isinstance(value, str):
+        raise _wrong_type(api, argument, _SERVICE_EXPECTED, value)
+    parts = urllib.parse.urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "grpc" or not parts.hostname or port is None \
+            or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise _wrong_value(api, argument, _SERVICE_EXPECTED, value)
+    return value
+
+
+def check_requires(api, argument, given, required, present, purpose):
+    """A :class:`~tf1compat.errors.PipelineConfigError` when ``argument`` is ``given``
+    (anything but None and False) and ``required`` is not ``present``: e.g.
+    ``data_service_timeout needs data_service: it bounds the waits for the service``.
+    ``purpose`` says what ``argument`` does with ``required``; the error's ``expected``
+    is ``required``'s name."""
+    if given is None or given is False or (present is not None and present is not False):
+        return
+    prefix = f"{api}: " if api else ""
+    raise PipelineConfigError(f"{prefix}{argument} needs {required}: {purpose}",
+                              argument=argument, expected=required)

@@ -4,7 +4,6 @@ handler returning the exit code; handlers import what they need lazily so that
 
 import argparse
 import contextlib
-import math
 import os
 import signal
 import sys
@@ -109,17 +108,6 @@ def _report_unreadable(command, path, error):
 
 def _compression_argument(args):
     return {"auto": "auto", "none": None}.get(args.compression, args.compression)
-
-
-def _positive_seconds(text):
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds (inf: no "
-                                         f"limit), got {text!r}")
-    return seconds
 
 
 def _non_negative_int(text):
@@ -393,67 +381,69 @@ def _add_run(subparsers):
                     "files importing TensorFlow 1's API; exits with the program's status.")
     p.add_argument("-m", dest="module", action="store_true",
                    help="TARGET is a module name, run like `python -m TARGET`")
-    p.add_argument("--grace-period", type=float, default=None, metavar="SECONDS",
-                   help="how long sess.run waits on queues whose runners were never started "
-                        "before failing (default 10; inf: wait forever, as TF1)")
-    p.add_argument("--tf-data", action="store_true",
-                   help="batching calls (tf.train.batch & co.) build their pipelines as "
-                        "tf.data inside the graph instead of queues; a pipeline that cannot "
-                        "be lowered stays on queues with a warning naming why")
-    p.add_argument("--data-service", default=None, metavar="grpc://HOST:PORT",
-                   help="with --tf-data: run those pipelines on the tf.data service whose "
-                        "dispatcher listens there (`tf1compat data-service`)")
-    p.add_argument("--data-service-timeout", type=_positive_seconds, default=None,
-                   metavar="SECONDS",
-                   help="with --data-service: how long a read waits for the service's next "
-                        "element before the run fails naming the server to restart "
-                        "(default 120; inf: wait as TensorFlow does)")
-    cache = p.add_mutually_exclusive_group()
-    cache.add_argument("--no-cache", action="store_true",
-                       help="with --tf-data: never keep a pipeline's parsed and decoded "
-                            "examples in memory between epochs")
-    cache.add_argument("--cache-budget", default=None, metavar="SIZE",
-                       help="with --tf-data: the memory a pipeline's in-memory cache may "
-                            "use (e.g. 500M, 2G; default: a quarter of the available "
-                            "memory, at most 4G)")
+    _add_settings_flags(p)
     p.add_argument("target", metavar="PROGRAM", help="the program file (or module with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the program's own arguments")
     p.set_defaults(handler=_run_program)
 
 
+def _settings_flags():
+    """``(field, flag)`` for each of run mode's settings that ``tf1compat run`` sets:
+    the fields of :class:`~tf1compat.v1.settings.RunSettings` with a flag's help."""
+    import dataclasses
+
+    from tf1compat.v1.settings import RunSettings
+    return [(field, "--" + field.name.replace("_", "-"))
+            for field in dataclasses.fields(RunSettings) if field.metadata["help"]]
+
+
+def _add_settings_flags(p):
+    for field, flag in _settings_flags():
+        off_flag = field.metadata["off_flag"]
+        group = p.add_mutually_exclusive_group() if off_flag else p
+        if field.metadata["metavar"] is None:     # a switch
+            group.add_argument(flag, dest=field.name, action="store_true", default=None,
+                               help=field.metadata["help"])
+        else:     # the text is checked with the other settings, not by argparse
+            group.add_argument(flag, dest=field.name, default=None,
+                               metavar=field.metadata["metavar"], help=field.metadata["help"])
+        if off_flag:
+            group.add_argument(off_flag[0], dest=field.name, action="store_false",
+                               help=off_flag[1])
+
+
+def _run_settings(args):
+    """The :class:`~tf1compat.v1.settings.RunSettings` of ``run``'s flags, or None
+    after one error line naming the flags as the user typed them."""
+    from tf1compat.errors import PipelineConfigError
+    from tf1compat.v1.settings import RunSettings
+    options, flags = {}, {}
+    for field, flag in _settings_flags():
+        value = getattr(args, field.name)
+        off_flag = field.metadata["off_flag"]
+        flags[field.name] = off_flag[0] if off_flag and value is False else flag
+        if value is not None:
+            from_text = field.metadata["from_text"]
+            options[field.name] = from_text(value) if from_text and isinstance(value, str) \
+                else value
+    try:
+        return RunSettings(**options)
+    except PipelineConfigError as e:     # ArgumentTypeError too
+        print(f"tf1compat run: error: {error_line('run', e, flags)}", file=sys.stderr)
+        return None
+
+
 def _run_program(args):
+    settings = _run_settings(args)   # before TensorFlow loads
+    if settings is None:
+        return 2
     from tf1compat.v1.keras2 import use_keras2
     use_keras2()  # TF1 programs' tf.layers, tf.keras, tf.contrib.keras
     from tf1compat.v1 import program
-    if args.data_service is not None and not args.tf_data:
-        print("tf1compat run: error: --data-service runs the pipelines of --tf-data; "
-              "pass both", file=sys.stderr)
-        return 2
-    if args.data_service_timeout is not None and args.data_service is None:
-        print("tf1compat run: error: --data-service-timeout bounds the waits of "
-              "--data-service; pass both", file=sys.stderr)
-        return 2
-    if (args.no_cache or args.cache_budget is not None) and not args.tf_data:
-        flag = "--no-cache" if args.no_cache else "--cache-budget"
-        print(f"tf1compat run: error: {flag} sets the cache of --tf-data's pipelines; "
-              "pass --tf-data too", file=sys.stderr)
-        return 2
-    if args.no_cache or args.cache_budget is not None:
-        from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, cache_budget
-        try:
-            budget = cache_budget(args.cache_budget if args.cache_budget is not None else False)
-        except ValueError as e:
-            print(f"tf1compat run: error: --cache-budget {args.cache_budget!r} is not a "
-                  f"size: {e.expected}", file=sys.stderr)
-            return 2
-        # The lowering reads it; the program's multiprocessing children inherit it.
-        os.environ[BUDGET_VARIABLE] = str(budget) if budget else "off"
     run = program.run_module if args.module else program.run_path
     try:
-        return run(args.target, args.args, grace_period=args.grace_period,
-                   tf_data=args.tf_data, data_service=args.data_service,
-                   data_service_timeout=args.data_service_timeout)
+        return run(args.target, args.args, settings=settings)
     except (program.ProgramNotFoundError, ValueError) as e:
         print(f"tf1compat run: error: {e}", file=sys.stderr)
         return 2
@@ -631,25 +621,26 @@ _FLAGS = {
                        "workers": "--workers", "beam_options": "--beam-options",
                        "runner": "--runner", "scheduler": "--scheduler", "source_dir": "SOURCE",
                        "output_dir": "OUTPUT_DIR"},
-    "run": {"grace_period": "--grace-period"},
     "port": {"overwrite": "--overwrite"},
     "demo": {"seed": "--seed", "workdir": "--workdir"},
 }
 
 
-def error_line(command, error):
-    """``error``'s message as one line, naming options as ``command``'s user types them:
-    ``max_examples=N`` as ``--max-examples N``, ``overwrite=True`` as ``--overwrite``, and
-    the argument a :class:`~tf1compat.errors.PipelineConfigError` is about by its flag."""
+def error_line(command, error, flags=None):
+    """``error``'s message as one line, naming options as ``command``'s user types them
+    (``flags``: argument -> flag; default: the command's): ``max_examples=N`` as
+    ``--max-examples N``, ``overwrite=True`` as ``--overwrite``, and the argument a
+    :class:`~tf1compat.errors.PipelineConfigError` is about (and the one it needs,
+    :func:`~tf1compat._checks.check_requires`' ``expected``) by its flag."""
     import re
-    flags = _FLAGS.get(command.removeprefix("tf1compat "), {})
+    flags = _FLAGS.get(command.removeprefix("tf1compat "), {}) if flags is None else flags
     text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
     for name, flag in flags.items():
         text = re.sub(rf"(?<![\w-]){name}=True\b", flag, text)
         text = re.sub(rf"(?<![\w-]){name}=(?=\S)", f"{flag} ", text)
-    argument = getattr(error, "argument", None)
-    if argument in flags:
-        text = re.sub(rf"(?<![\w/.'-]){argument}\b(?!=)", flags[argument], text, count=1)
+    for argument in (getattr(error, "argument", None), getattr(error, "expected", None)):
+        if isinstance(argument, str) and argument in flags:
+            text = re.sub(rf"(?<![\w/.'-]){argument}\b(?!=)", flags[argument], text, count=1)
     return text
 
 

@@ -38,7 +38,7 @@ import math
 import threading
 import urllib.parse
 
-from tf1compat._checks import check_seconds
+from tf1compat._checks import check_seconds, check_service_address
 from tf1compat._tf import tf, v1
 from tf1compat.errors import DataServiceError, PipelineConfigError
 from tf1compat.migrate.lowering.batch_then_parse import VectorizedMap
@@ -59,22 +59,9 @@ _SCHEME = "grpc"
 
 
 def parse_service(service, api="to_tf_data"):
-    """``"grpc://HOST:PORT"`` -> ``"HOST:PORT"``; anything else raises PipelineConfigError."""
-    expected = "grpc://HOST:PORT (a tf.data service dispatcher)"
-    if not isinstance(service, str):
-        raise PipelineConfigError(f"{api}: service must be a string {expected}, got "
-                                  f"{type(service).__name__}", argument="service",
-                                  expected=expected)
-    parts = urllib.parse.urlsplit(service)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if parts.scheme != _SCHEME or not parts.hostname or port is None \
-            or parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise PipelineConfigError(f"{api}: service {service!r} is not an address; expected "
-                                  f"{expected}", argument="service", expected=expected)
-    return parts.netloc
+    """``"grpc://HOST:PORT"`` -> ``"HOST:PORT"``; anything else raises PipelineConfigError
+    (:func:`~tf1compat._checks.check_service_address`)."""
+    return urllib.parse.urlsplit(check_service_address(api, "service", service)).netloc
 
 
 def check_reachable(service, timeout=CONNECT_TIMEOUT, api="to_tf_data"):

@@ -22,7 +22,7 @@ decoder.decode(record, items)   the same call inside ``Dataset.map``
 ==============================  ==================================================
 """
 
-from tf1compat._checks import check_positive_int
+from tf1compat._checks import check_positive_int, check_requires
 from tf1compat._tf import tf
 from tf1compat.migrate import lowering
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_class
@@ -165,11 +165,12 @@ def to_tf_data(source, *args, service=None, service_timeout=None, cache=None, **
     after reading each file once, when that fits the budget: None or True -> the
     ``TF1COMPAT_CACHE_BUDGET`` variable (a size such as ``500M``, or ``off``) or
     else a quarter of the available memory, at most 4 GiB; False -> no caching; a
-    number of bytes or a size text. The elements are the same, epoch by epoch
+    number of bytes (numpy integers too, at most 2**63-1) or a size text. The elements
+    are the same, epoch by epoch
     (:func:`~tf1compat.describe_lowering` says whether it is cached, and why not).
     """
-    if service is None and service_timeout is not None:
-        raise TypeError("to_tf_data: service_timeout bounds the waits of service=; pass both")
+    check_requires("to_tf_data", "service_timeout", service_timeout, "service", service,
+                   "it bounds the waits for the service")
     if lowering.is_graph_fetches(source):
         if args or kwargs:
             given = sorted(kwargs) + [f"{len(args)} positional"] * bool(args)

@@ -26,9 +26,9 @@ import os
 
 from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, estimated_bytes, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model.varying import varying_ops
-from tf1compat.pipeline.kept_chunks import KeptChunks, per_iteration
+from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iteration
 
 __all__ = ["EpochCache", "plan_epoch_cache"]
 
@@ -52,7 +52,7 @@ def _traced(function, chunk_spec):
 
 def _estimate(reading, files, specs):
     """Bytes the rows of ``files`` will hold
-    (:func:`~tf1compat.pipeline.cache_budget.estimated_bytes`), from the first file's
+    (:func:`~tf1compat.pipeline.kept_chunks.estimated_bytes`), from the first file's
     first records; ``specs``: the parsed chunks' specs."""
     sizes = [len(record) for _, _, record in itertools.islice(
         reading.iter_records(os.fsdecode(files[0])), _SAMPLE)]

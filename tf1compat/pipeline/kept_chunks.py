@@ -14,13 +14,17 @@ reading of kept chunks that end early (a file cut at the budget, or kept by two
 readings at once) reads the rest from the file.
 
 A store lives as long as one iteration of the dataset built over it
-(:func:`per_iteration`): iterating again reads the files again.
+(:func:`per_iteration`): iterating again reads the files again. How its bytes are
+counted: :func:`row_bytes` (kept) and :func:`estimated_bytes` (before reading).
 """
 
-from tf1compat._tf import tf
-from tf1compat.pipeline.cache_budget import row_bytes
+import os
 
-__all__ = ["KeptChunks", "per_iteration"]
+from tf1compat._tf import tf
+
+__all__ = ["KeptChunks", "per_iteration", "STRING_BYTES", "row_bytes", "estimated_bytes"]
+
+STRING_BYTES = 24                # what TensorFlow holds per string besides its characters
 
 _UNREAD, _KEEPING, _KEPT, _NOT_KEPT = 0, 1, 2, 3   # a file's status in the store
 _DELIVERED, _ENDED = 0, 1                          # what a reading counts
@@ -152,3 +156,29 @@ class KeptChunks:
         def tagged(*columns):
             return (*extra, *columns)
         return chunks.map(tagged)
+
+
+def row_bytes(columns):
+    """Bytes held by a batch of rows (a list of tensors, one per column)."""
+    total = tf.constant(0, tf.int64)
+    for column in columns:
+        if column.dtype == tf.string:
+            total += tf.reduce_sum(tf.cast(tf.strings.length(column), tf.int64) + STRING_BYTES)
+        else:
+            total += tf.size(column, tf.int64) * column.dtype.size
+    return total
+
+
+def estimated_bytes(files, sample_records, sample_bytes, row_specs):
+    """Bytes the rows of ``files`` will hold, before reading them: the files' sizes
+    over the mean size of a sample of their records (``sample_records`` records of
+    ``sample_bytes`` bytes in all) give the number of rows; a row holds its fixed-size
+    values (``row_specs``) and, per string, a record. 0 for an empty sample."""
+    if not sample_records:
+        return 0
+    mean = max(sample_bytes / sample_records, 1)
+    row = sum(spec.shape.num_elements() * (
+        mean + STRING_BYTES if spec.dtype == tf.string else spec.dtype.size)
+        for spec in row_specs)
+    total = sum(tf.io.gfile.stat(os.fsdecode(name)).length for name in files)
+    return int(total / mean * row)

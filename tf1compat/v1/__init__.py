@@ -1,6 +1,7 @@
 """The TF1 runtime for unmodified programs (``tf1compat run``).
 
-A :class:`RunMode` is that runtime as an object: installed, it gives a program's
+A :class:`RunMode` is that runtime as an object, configured by one frozen
+:class:`RunSettings`: installed, it gives a program's
 own files TensorFlow 1's ``tensorflow`` (``tf.compat.v1`` with v2 behaviour
 disabled, ``tf.contrib``, tf1compat's queue API) while libraries keep TensorFlow
 2; uninstalled, everything it changed is as it was. :func:`install` /
@@ -13,10 +14,10 @@ import importlib
 
 # public name -> module that defines it, imported on first use (``tf1compat check``
 # imports tf1compat.v1.check without TensorFlow)
-_LAZY_NAMES = {"RunMode": "run_mode", "install": "program", "uninstall": "program",
-               "run_path": "program", "run_module": "program"}
+_LAZY_NAMES = {"RunMode": "run_mode", "RunSettings": "settings", "install": "program",
+               "uninstall": "program", "run_path": "program", "run_module": "program"}
 
-__all__ = ["RunMode", "install", "uninstall", "run_path", "run_module"]
+__all__ = ["RunMode", "RunSettings", "install", "uninstall", "run_path", "run_module"]
 
 
 def __getattr__(name):

@@ -29,6 +29,7 @@ from tf1compat._tf import v1
 from tf1compat.v1 import contrib, queue_runtime, tf1_rules, tutorials
 from tf1compat.v1.contrib_table import missing_module_message
 from tf1compat.v1.proxy import ProxyModule, tf1_name
+from tf1compat.v1.settings import RunSettings
 
 __all__ = ["build_tensorflow_module", "tensorflow_module", "resolve"]
 
@@ -57,7 +58,9 @@ def build_tensorflow_module(table, runtime):
 @functools.cache
 def tensorflow_module():
     """The TF1 ``tensorflow`` of a run mode with default settings (one per process)."""
-    return build_tensorflow_module(queue_runtime.QUEUE_API, queue_runtime.QueueRuntime())
+    defaults = RunSettings()
+    return build_tensorflow_module(queue_runtime.QUEUE_API,
+                                   queue_runtime.QueueRuntime(lambda: defaults))
 
 
 def resolve(dotted, top=None):

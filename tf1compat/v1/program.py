@@ -22,12 +22,8 @@ import zipfile
 
 from tf1compat.errors import DataServiceError
 from tf1compat.v1 import rewrite, scope
-from tf1compat.v1.run_mode import (
-    DEFAULT_GRACE_PERIOD,
-    RunMode,
-    check_grace_period,
-    installed_run_mode,
-)
+from tf1compat.v1.run_mode import RunMode, installed_run_mode
+from tf1compat.v1.settings import RunSettings
 
 __all__ = ["install", "uninstall", "run_path", "run_module", "ProgramNotFoundError",
            "ProgramTerminated"]
@@ -37,50 +33,37 @@ class ProgramNotFoundError(FileNotFoundError):
     """The program file or module to run does not exist."""
 
 
-def install(paths=None, *, grace_period=None, tf_data=False, data_service=None,
-            data_service_timeout=None):
+def install(paths=None, **options):
     """Give the code in ``paths`` TensorFlow 1's world in this process; returns run
     mode's ``tensorflow`` module, e.g. ``tf = tf1compat.v1.install()``.
 
     ``paths``: folders or files whose Python code gets TF1's ``tensorflow`` when it
     imports it (default: the folder of ``__main__``'s file, else the current
     folder); code without a file running as ``__main__`` (notebook cells) always
-    does. ``grace_period``: seconds a ``sess.run`` waits on queues whose runners
-    were never started before raising ``QueueRunnersNotStartedError`` (default 10;
-    ``float("inf")``: wait forever, as TF1). ``tf_data``: batching calls build their
-    pipelines as tf.data inside the graph instead of queues
-    (:mod:`tf1compat.v1.tf_data_mode`), on the tf.data service at ``data_service``
-    (``grpc://HOST:PORT``) when given, each wait for it bounded by
-    ``data_service_timeout`` seconds (default 120).
+    does. ``options``: the settings of :class:`~tf1compat.v1.settings.RunSettings`,
+    e.g. ``grace_period`` (seconds a ``sess.run`` waits on queues whose runners were
+    never started before raising ``QueueRunnersNotStartedError``; default 10,
+    ``float("inf")``: wait forever, as TF1), ``tf_data`` (batching calls build their
+    pipelines as tf.data inside the graph instead of queues,
+    :mod:`tf1compat.v1.tf_data_mode`), ``data_service`` (``grpc://HOST:PORT``: on that
+    tf.data service), ``data_service_timeout`` (seconds each wait for it may take,
+    default 120), ``cache_budget`` (the bytes the pipelines' in-memory caches may hold).
 
-    A second call adds its paths and settings to the run mode in place. What it
-    changes for the whole process (TensorFlow 2 behaviour off, queue runners that
-    report explained errors, Ctrl-C answered during ``sess.run``, the import hook,
-    tf-slim's repair, TensorFlow's log at TF1's level unless ``TF1COMPAT_VERBOSE=1``)
-    is undone by :func:`uninstall`.
+    A second call adds its paths and changes the settings it is given in the run mode
+    in place (tf.data batching can be turned on, not off). What it changes for the
+    whole process (TensorFlow 2 behaviour off, queue runners that report explained
+    errors, Ctrl-C answered during ``sess.run``, the import hook, tf-slim's repair,
+    TensorFlow's log at TF1's level unless ``TF1COMPAT_VERBOSE=1``) is undone by
+    :func:`uninstall`.
     """
-    if grace_period is not None:
-        grace_period = check_grace_period(grace_period)
     if paths is None:
         main_file = getattr(sys.modules.get("__main__"), "__file__", None)
         paths = [os.path.dirname(os.path.abspath(main_file)) if main_file else os.getcwd()]
-    elif isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
     run_mode = installed_run_mode()
     if run_mode is None:
-        return RunMode(paths, grace_period=_grace(grace_period), tf_data=tf_data,
-                       data_service=data_service,
-                       data_service_timeout=data_service_timeout).install()
-    run_mode.add_roots(paths)
-    if grace_period is not None:
-        run_mode.grace_period = grace_period
-    if tf_data:
-        run_mode.use_tf_data(data_service, data_service_timeout)
+        return RunMode(paths, **options).install()
+    run_mode.update(roots=paths, **options)
     return run_mode.tensorflow
-
-
-def _grace(grace_period):
-    return DEFAULT_GRACE_PERIOD if grace_period is None else grace_period
 
 
 def uninstall():
@@ -229,16 +212,20 @@ def _has_main(program):
         return "__main__.py" in archive.namelist()
 
 
-def run_path(path, args=(), *, grace_period=None, tf_data=False, data_service=None,
-             data_service_timeout=None):
+def run_path(path, args=(), *, settings=None, **options):
     """Run the program ``path`` with ``args`` in run mode; returns its exit status.
 
+    The run mode's settings are ``settings`` (a
+    :class:`~tf1compat.v1.settings.RunSettings`) or ``options`` (its fields as keyword
+    arguments, as for :class:`~tf1compat.v1.run_mode.RunMode`), checked before the
+    program is looked for; the program's folder is added to their roots.
     Like ``python PROGRAM ARGS``: ``sys.argv = [PROGRAM, *ARGS]``, the program's
     folder first on ``sys.path``, its folder (and everything below it, but not
     site-packages) importing TF1's ``tensorflow``. ``PROGRAM`` may also be a folder
     or a zip application with a ``__main__.py``, which is then what runs (the folder
     or zip file is first on ``sys.path`` and is the program's code).
     """
+    settings = _settings(settings, options)
     program = os.path.abspath(path)
     package = os.path.isdir(program) or zipfile.is_zipfile(program)
     if not os.path.exists(program):
@@ -246,14 +233,20 @@ def run_path(path, args=(), *, grace_period=None, tf_data=False, data_service=No
     if package and not _has_main(program):
         raise ProgramNotFoundError(f"cannot find '__main__' module in {os.fspath(path)!r}")
     folder = program if package else os.path.dirname(program)
-    run_mode = RunMode([folder], grace_period=_grace(grace_period), tf_data=tf_data,
-                       data_service=data_service, data_service_timeout=data_service_timeout)
+    run_mode = RunMode([folder], settings=settings)
     sys.argv = [program, *args]
     if not package:  # runpy puts a folder or zip application first itself
         sys.path.insert(0, folder)
     if package:
         return _run_in(run_mode, lambda: runpy.run_path(program, run_name="__main__"))
     return _run_in(run_mode, lambda: _run_file_as_main(program))
+
+
+def _settings(settings, options):
+    """``settings``, or the :class:`~tf1compat.v1.settings.RunSettings` of ``options``."""
+    if settings is not None and options:
+        raise TypeError(f"run: pass settings or {sorted(options)}, not both")
+    return RunSettings(**options) if settings is None else settings
 
 
 def _module_root(top_spec):
@@ -265,13 +258,14 @@ def _module_root(top_spec):
     return location if scope.is_library_folder(parent) else parent
 
 
-def run_module(module, args=(), *, grace_period=None, tf_data=False, data_service=None,
-               data_service_timeout=None):
+def run_module(module, args=(), *, settings=None, **options):
     """Run ``module`` as ``__main__`` like ``python -m MODULE ARGS``; returns the exit status.
 
-    The folder holding its top-level package is the program's own code (the
-    package itself when it is installed in site-packages).
+    ``settings`` or ``options``: as for :func:`run_path`. The folder holding its
+    top-level package is the program's own code (the package itself when it is
+    installed in site-packages).
     """
+    settings = _settings(settings, options)
     sys.path.insert(0, os.getcwd())
     top = module.partition(".")[0]
     try:
@@ -282,9 +276,7 @@ def run_module(module, args=(), *, grace_period=None, tf_data=False, data_servic
         folder = sys.path.pop(0)  # nothing runs: leave sys.path as it was
         raise ProgramNotFoundError(f"no module named {top!r} (searched {folder!r} and "
                                    "the installed packages)")
-    run_mode = RunMode([_module_root(top_spec)], grace_period=_grace(grace_period),
-                       tf_data=tf_data, data_service=data_service,
-                       data_service_timeout=data_service_timeout)
+    run_mode = RunMode([_module_root(top_spec)], settings=settings)
 
     def find():  # in run mode: the parent packages may import tensorflow
         try:

@@ -320,12 +320,13 @@ class _RunModeSession:
 
 
 class QueueRuntime:
-    """One run mode's queue safety: its grace period, what it tracks per session,
+    """One run mode's queue safety: its grace period (of the run mode's settings, which
+    ``settings()`` gives), what it tracks per session,
     its ``Session`` / ``InteractiveSession`` classes, and (:meth:`apply`) the
     changes to TensorFlow's classes that report runner errors and answer signals."""
 
-    def __init__(self, grace_period=10.0):
-        self.grace_period = grace_period
+    def __init__(self, settings):
+        self._settings = settings
         self.interrupted = False  # a signal ended a main-thread step's wait
         self._states = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -334,6 +335,11 @@ class QueueRuntime:
                 "_runtime": self, "__module__": __name__,
                 "__doc__": f"``tf.{base.__name__}`` in run mode; see {__name__}."})
             for base in (v1.Session, v1.InteractiveSession))
+
+    @property
+    def grace_period(self):
+        """Seconds a ``sess.run`` waits on queues whose runners were never started."""
+        return self._settings().grace_period
 
     def state(self, session):
         """What this runtime tracks for ``session`` (created on first use)."""

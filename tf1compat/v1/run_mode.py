@@ -1,19 +1,21 @@
 """``RunMode``: TensorFlow 1's world for a program's own files, in this process,
 until it is left.
 
-A :class:`RunMode` owns everything run mode is: its import scope (the program's
-folders), its settings (grace period, tf.data batching), its queue API table, its
-``tensorflow`` module and sessions' state, and every change it makes outside
-tf1compat -- ``builtins.__import__`` (which also gives the program NumPy 1.x's
-names and SciPy's image functions), a ``sys.meta_path`` finder (the program's
+A :class:`RunMode` owns everything run mode is: its settings (one frozen
+:class:`~tf1compat.v1.settings.RunSettings`: the program's folders, grace period,
+tf.data batching, tf.data service, cache budget), its import scope, its queue API
+table, its ``tensorflow`` module and sessions' state, and every change it makes
+outside tf1compat -- ``builtins.__import__`` (which also gives the program NumPy
+1.x's names and SciPy's image functions), a ``sys.meta_path`` finder (the program's
 modules compiled with NumPy's removed array methods rewritten,
 :mod:`tf1compat.v1.rewrite`), ``multiprocessing``'s preparation data for spawned
-children (:mod:`tf1compat.v1.children`), ``QueueRunner.create_threads`` and
-``Session.run`` (explained runner errors, Ctrl-C answered at once), the tf-slim
-repair, TensorFlow 2 behaviour switched off, TensorFlow's logger level and
-filters, warning filters. :meth:`~RunMode.uninstall` (or leaving its ``with``
-block) undoes each of them, so ``builtins.__import__``, ``sys.meta_path``,
-``sys.modules`` and TensorFlow are as they were. One run mode is installed at a time.
+children (:mod:`tf1compat.v1.children`: they install a run mode of the same settings),
+``QueueRunner.create_threads`` and ``Session.run`` (explained runner errors, Ctrl-C
+answered at once), the tf-slim repair, TensorFlow 2 behaviour switched off,
+TensorFlow's logger level and filters, warning filters. :meth:`~RunMode.uninstall`
+(or leaving its ``with`` block) undoes each of them, so ``builtins.__import__``,
+``sys.meta_path``, ``sys.modules`` and TensorFlow are as they were. One run mode is
+installed at a time.
 """
 
 import builtins
@@ -24,9 +26,9 @@ import sys
 import threading
 import warnings
 
-from tf1compat._checks import check_seconds
 from tf1compat._tf import VERBOSE, tf, v1
-from tf1compat.migrate.service import check_reachable, check_service_timeout
+from tf1compat.errors import PipelineConfigError
+from tf1compat.migrate.service import check_reachable
 from tf1compat.slim._namespace import Patches
 from tf1compat.slim._patch import _PROCESS_REPAIR
 from tf1compat.v1 import (
@@ -39,10 +41,10 @@ from tf1compat.v1 import (
     scope,
     tf_data_mode,
 )
+from tf1compat.v1.settings import RunSettings
 
 __all__ = ["RunMode", "installed_run_mode"]
 
-DEFAULT_GRACE_PERIOD = 10.0
 _installed = None  # the RunMode in place, if any
 _installing = threading.Lock()
 
@@ -57,90 +59,68 @@ def _drop_deprecation_notice(record):
     return not record.pathname.endswith(os.path.join("util", "deprecation.py"))
 
 
-def check_grace_period(grace_period):
-    """``grace_period`` as a float (inf: wait forever), or a PipelineConfigError (a
-    ValueError) naming what was expected."""
-    return check_seconds("install", "grace_period", grace_period, positive=True,
-                         allow_inf=True)
-
-
 class RunMode:
     """TF1's ``tensorflow`` for the code in ``paths``, while installed.
 
     ``paths``: folders or files whose Python code gets TF1's ``tensorflow`` when it
     imports it; code without a file running as ``__main__`` (notebook cells) always
-    does. ``grace_period``: seconds a ``sess.run`` waits on queues whose runners
-    were never started before raising ``QueueRunnersNotStartedError``
-    (``float("inf")``: wait forever, as TF1). ``tf_data``: batching calls build
-    their pipelines as tf.data inside the graph (:mod:`tf1compat.v1.tf_data_mode`);
-    ``data_service`` (``grpc://HOST:PORT``, with ``tf_data``): those pipelines run on
-    that tf.data service cluster (:mod:`tf1compat.migrate.service`), whose
-    dispatcher must answer now; ``data_service_timeout``: seconds a read waits for
-    the service's next element before raising ``DataServiceError`` (default 120;
-    ``inf``: no bound).
+    does. The other keyword arguments are :class:`~tf1compat.v1.settings.RunSettings`'
+    fields: ``grace_period`` (seconds a ``sess.run`` waits on queues whose runners were
+    never started before raising ``QueueRunnersNotStartedError``; ``float("inf")``:
+    wait forever, as TF1), ``tf_data`` (batching calls build their pipelines as
+    tf.data inside the graph, :mod:`tf1compat.v1.tf_data_mode`), ``data_service``
+    (``grpc://HOST:PORT``, with ``tf_data``: those pipelines run on that tf.data
+    service cluster, :mod:`tf1compat.migrate.service`, whose dispatcher must answer
+    now), ``data_service_timeout`` (seconds a read waits for the service's next
+    element before raising ``DataServiceError``; default 120, ``inf``: no bound),
+    ``cache_budget`` (with ``tf_data``: the bytes the pipelines' in-memory caches may
+    hold, as ``to_tf_data``'s ``cache``; 0 or False: none). Or ``settings``: a
+    ``RunSettings`` made already (``paths`` are added to its roots).
 
     Use it as a context manager (``with RunMode([folder]) as run_mode:``) or call
     :meth:`install` and :meth:`uninstall`.
     """
 
-    def __init__(self, paths, *, grace_period=DEFAULT_GRACE_PERIOD, tf_data=False,
-                 data_service=None, data_service_timeout=None):
+    def __init__(self, paths=(), *, settings=None, **options):
+        settings = RunSettings() if settings is None else settings
+        if paths or options:
+            settings = settings.with_changes(roots=paths, **options)
+        self._settings = settings
         self.scope = scope.ImportScope()
-        self.add_roots(paths)
-        self.runtime = queue_runtime.QueueRuntime(check_grace_period(grace_period))
+        self.scope.add_roots(settings.roots)
+        self.runtime = queue_runtime.QueueRuntime(lambda: self._settings)
         self.queue_api = dict(queue_runtime.QUEUE_API)
-        self.tf_data = False
-        self.data_service = None
-        self.data_service_timeout = None
-        if (data_service is not None or data_service_timeout is not None) and not tf_data:
-            raise ValueError("RunMode: data_service runs the tf.data pipelines of "
-                             "tf_data=True; pass both")
-        if tf_data:
-            self.use_tf_data(data_service, data_service_timeout)
+        if settings.data_service is not None:
+            check_reachable(settings.data_service, api="run --data-service")
+        if settings.tf_data:
+            tf_data_mode.batch_on_tf_data(self.queue_api, lambda: self._settings)
         self.tensorflow = namespace.build_tensorflow_module(self.queue_api, self.runtime)
         self._patches = Patches()
         self._undo = []  # what uninstall() does besides the patches, newest last
 
     @property
-    def grace_period(self):
-        return self.runtime.grace_period
-
-    @grace_period.setter
-    def grace_period(self, seconds):
-        self.runtime.grace_period = check_grace_period(seconds)
+    def settings(self):
+        """This run mode's :class:`~tf1compat.v1.settings.RunSettings`."""
+        return self._settings
 
     @property
     def installed(self):
         return _installed is self
 
-    def add_roots(self, paths):
-        """Give the code in ``paths`` (folders or files that exist) TF1's ``tensorflow`` too."""
-        for path in paths:
-            if not os.path.exists(path):
-                raise FileNotFoundError(f"install: {os.fspath(path)!r} does not exist; "
-                                        "expected the folders or files of the program")
-        self.scope.add_roots(paths)
-
-    def use_tf_data(self, data_service=None, data_service_timeout=None):
-        """Make this run mode's batching calls build tf.data (idempotent), on the tf.data
-        service at ``data_service`` when given, each wait for it bounded by
-        ``data_service_timeout`` seconds."""
-        if data_service_timeout is not None:
-            if data_service is None:
-                raise ValueError("RunMode: data_service_timeout bounds the waits of "
-                                 "data_service; pass both")
-            data_service_timeout = check_service_timeout("RunMode", data_service_timeout,
-                                                         "data_service_timeout")
-        if data_service is not None:
-            if self.tf_data and data_service != self.data_service:
-                raise ValueError(f"RunMode: batching calls build tf.data already, with "
-                                 f"data_service={self.data_service!r}")
-            check_reachable(data_service, api="run --data-service")
-            self.data_service = data_service
-            self.data_service_timeout = data_service_timeout
-        if not self.tf_data:
-            tf_data_mode.batch_on_tf_data(self.queue_api, data_service, data_service_timeout)
-            self.tf_data = True
+    def update(self, *, roots=(), **changes):
+        """Add ``roots`` and change the settings in ``changes`` (tf.data batching can be
+        turned on, not off); the new settings are checked before anything changes."""
+        settings = self._settings.with_changes(roots=roots, **changes)
+        if settings.tf_data < self._settings.tf_data:
+            raise PipelineConfigError("RunMode: tf_data cannot be turned off; make a new "
+                                      "RunMode", argument="tf_data", expected=True)
+        if settings.data_service not in (None, self._settings.data_service):
+            check_reachable(settings.data_service, api="run --data-service")
+        turned_on = settings.tf_data and not self._settings.tf_data
+        self._settings = settings
+        self.scope.add_roots(settings.roots)
+        if turned_on:
+            tf_data_mode.batch_on_tf_data(self.queue_api, lambda: self._settings)
             if self.installed:
                 self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
 
@@ -175,12 +155,12 @@ class RunMode:
             views={"numpy": numpy1.resolver(), "scipy": scipy_misc.resolver()})
         self._patches.set(builtins, "__import__", hook)
         self._patches.set(multiprocessing.spawn, "get_preparation_data",
-                          children.preparation_with_run_mode(
-                              multiprocessing.spawn.get_preparation_data, self))
+                          children.preparation_with(multiprocessing.spawn.get_preparation_data,
+                                                    _InstalledInChild(self)))
         finder = rewrite.ProgramFinder(self.scope.is_program_file)
         sys.meta_path.insert(0, finder)
         self._undo.append(lambda: sys.meta_path.remove(finder))
-        if self.tf_data:
+        if self._settings.tf_data:
             self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
         if not VERBOSE:
             logger = tf.get_logger()
@@ -231,8 +211,25 @@ class RunMode:
 
     def __repr__(self):
         state = "installed" if self.installed else "not installed"
-        return (f"<RunMode roots={self.scope.roots} grace_period={self.grace_period} "
-                f"tf_data={self.tf_data} ({state})>")
+        return f"<RunMode {self._settings} ({state})>"
+
+
+class _InstalledInChild:
+    """In a spawned child's preparation data: unpickled, installs a run mode of the
+    settings ``run_mode`` has when the child starts (:mod:`tf1compat.v1.children`)."""
+
+    def __init__(self, run_mode):
+        self._run_mode = run_mode
+
+    def __reduce__(self):
+        return _install_in_child, (self._run_mode.settings,)
+
+
+def _install_in_child(settings):
+    """Install a run mode of ``settings`` in this (child) process unless one is in place."""
+    if installed_run_mode() is None:
+        RunMode(settings=settings).install()
+    return settings
 
 
 def _enable_v2_behavior():

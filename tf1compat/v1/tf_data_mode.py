@@ -37,18 +37,20 @@ class TFDataFallbackWarning(UserWarning):
     ``--data-service``, on tf.data in this process)."""
 
 
-def _on_tf_data(name, batching, service, service_timeout):
+def _on_tf_data(name, batching, settings):
     @functools.wraps(batching)
     def batch_on_tf_data(*args, **kwargs):
         fetches = batching(*args, **kwargs)
+        now = settings()
         try:
-            return replace_with_tf_data(fetches, service, service_timeout)
+            return replace_with_tf_data(fetches, now.data_service, now.data_service_timeout,
+                                        cache=now.cache_budget)
         except PipelineConfigError as e:
             if e.argument != "service":
                 raise
             warnings.warn(f"tf1compat run --data-service: tf.{name} runs on tf.data here: {e}",
                           TFDataFallbackWarning, stacklevel=2)
-            return replace_with_tf_data(fetches)
+            return replace_with_tf_data(fetches, cache=now.cache_budget)
         except LoweringError as e:
             warnings.warn(f"tf1compat run --tf-data: tf.{name} stays on queues: {e}",
                           TFDataFallbackWarning, stacklevel=2)
@@ -99,10 +101,12 @@ def drop_no_runners_notice(record):
     return op_types.NO_QUEUE_RUNNERS_NOTICE not in record.getMessage()
 
 
-def batch_on_tf_data(table, service=None, service_timeout=None):
-    """Make the batching entries of the queue API ``table`` build tf.data (in place), on
-    the tf.data service at ``service`` (``grpc://HOST:PORT``) when given, each wait for
-    it bounded by ``service_timeout`` seconds (None: the service module's default)."""
+def batch_on_tf_data(table, settings):
+    """Make the batching entries of the queue API ``table`` build tf.data (in place), as
+    the :class:`~tf1compat.v1.settings.RunSettings` that ``settings()`` gives when each
+    is called say: on the tf.data service at ``data_service`` when given, each wait for
+    it bounded by ``data_service_timeout`` seconds (None: the service module's
+    default), cached within ``cache_budget`` bytes."""
     for name in queue_runtime.BATCHING_NAMES:
         table[name] = (_prefetch_on_tf_data(table[name]) if name == _PREFETCH
-                       else _on_tf_data(name, table[name], service, service_timeout))
+                       else _on_tf_data(name, table[name], settings))

@@ -49,10 +49,10 @@ from tf1compat.migrate.lowering.plan import (
     Step,
     Values,
 )
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, estimated_bytes, size_text
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.varying import varying_ops
-from tf1compat.pipeline.kept_chunks import KeptChunks, per_iteration
+from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iteration
 
 __all__ = ["CachedPipeline", "CachedRead", "FileCache", "OneFileReaders", "Rebatch", "plan_cache"]
 
@@ -385,7 +385,7 @@ def _record_sizes(reading, name):
 
 
 def _estimate(specs, reading, files):
-    """Bytes the cache will hold (:func:`~tf1compat.pipeline.cache_budget.estimated_bytes`),
+    """Bytes the cache will hold (:func:`~tf1compat.pipeline.kept_chunks.estimated_bytes`),
     from the first records of the first file that has any."""
     for name in files:
         records, size = _record_sizes(reading, name)

@@ -1,0 +1,143 @@
+"""``RunSettings``: everything a run mode takes, in one frozen object checked when made.
+
+Made once -- from ``tf1compat run``'s flags, or from the keyword arguments of
+:class:`~tf1compat.v1.run_mode.RunMode`, :func:`~tf1compat.v1.install`,
+:func:`~tf1compat.v1.run_path` and :func:`~tf1compat.v1.run_module` -- and owned by
+the run mode it configures, which pickles it whole to its spawned and forkserver
+children (:mod:`tf1compat.v1.children`). TensorFlow-free: ``tf1compat run`` checks its
+flags before TensorFlow loads.
+
+Each setting is one field of :class:`RunSettings`: its default, its check (a rule of
+:mod:`tf1compat._checks`) and the help of the ``tf1compat run`` flag that sets it
+(``--grace-period`` for ``grace_period``: the command makes its flags from the
+fields). A setting that needs another is one row of ``_REQUIRES``. Adding a setting is
+adding its field here.
+"""
+
+import dataclasses
+import os
+
+from tf1compat._checks import (
+    check_flag,
+    check_path,
+    check_requires,
+    check_seconds,
+    check_service_address,
+)
+from tf1compat.pipeline.cache_budget import cache_budget
+
+__all__ = ["RunSettings", "DEFAULT_GRACE_PERIOD"]
+
+DEFAULT_GRACE_PERIOD = 10.0
+
+
+def _check_roots(roots):
+    """The folders and files of the program as a tuple of absolute paths, each existing."""
+    if isinstance(roots, (str, bytes, os.PathLike)):
+        roots = [roots]
+    checked = []
+    for root in roots:
+        path = os.path.abspath(os.fsdecode(check_path(None, "roots", root)))
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"roots: {os.fspath(root)!r} does not exist; expected the "
+                                    "folders or files of the program")
+        if path not in checked:
+            checked.append(path)
+    return tuple(checked)
+
+
+def _seconds(value):
+    return check_seconds(None, "grace_period", value, positive=True, allow_inf=True)
+
+
+def _optional(check):
+    return lambda value: None if value is None else check(value)
+
+
+def _number_or_text(text):
+    """A flag's text as the number it reads as, else as it is (which its check refuses)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _setting(default, check, help_text=None, *, metavar=None, from_text=None, off_flag=None):
+    """A field of :class:`RunSettings`: ``check(value)`` gives its plain value or
+    raises. Its ``tf1compat run`` flag: ``help_text`` (None: it has none), ``metavar``
+    (None: a switch), ``from_text`` (what the flag's text becomes; None: the text);
+    ``off_flag``, a flag setting it to False (``--no-cache``) and that flag's help."""
+    return dataclasses.field(default=default, metadata={
+        "check": check, "help": help_text, "metavar": metavar, "from_text": from_text,
+        "off_flag": off_flag})
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    """What a :class:`~tf1compat.v1.run_mode.RunMode` does, checked when made: a
+    wrong kind of value raises :class:`~tf1compat.errors.ArgumentTypeError` (a
+    ``TypeError``), a wrong value or a setting without the one it needs
+    :class:`~tf1compat.errors.PipelineConfigError` (a ``ValueError``), a root that
+    does not exist ``FileNotFoundError``.
+
+    ``cache_budget`` given as None with ``tf_data`` becomes the budget of
+    :func:`~tf1compat.pipeline.cache_budget.cache_budget` (the
+    ``TF1COMPAT_CACHE_BUDGET`` variable, else a quarter of the available memory, at
+    most 4 GiB), so a run mode and its children use the same number.
+    """
+
+    roots: tuple[str, ...] = _setting((), _check_roots)     # the command's: the program's folder
+    grace_period: float = _setting(
+        DEFAULT_GRACE_PERIOD, _seconds,
+        "how long sess.run waits on queues whose runners were never started before "
+        "failing (default 10; inf: wait forever, as TF1)", metavar="SECONDS",
+        from_text=_number_or_text)
+    tf_data: bool = _setting(
+        False, lambda value: check_flag(None, "tf_data", value),
+        "batching calls (tf.train.batch & co.) build their pipelines as tf.data inside "
+        "the graph instead of queues; a pipeline that cannot be lowered stays on queues "
+        "with a warning naming why")
+    data_service: str | None = _setting(
+        None, _optional(lambda value: check_service_address(None, "data_service", value)),
+        "with --tf-data: run those pipelines on the tf.data service whose dispatcher "
+        "listens there (`tf1compat data-service`)", metavar="grpc://HOST:PORT")
+    data_service_timeout: float | None = _setting(
+        None, _optional(lambda value: check_seconds(None, "data_service_timeout", value,
+                                                    positive=True, allow_inf=True)),
+        "with --data-service: how long a read waits for the service's next element "
+        "before the run fails naming the server to restart (default 120; inf: wait as "
+        "TensorFlow does)", metavar="SECONDS", from_text=_number_or_text)
+    cache_budget: int | None = _setting(
+        None, _optional(lambda value: cache_budget(value, argument="cache_budget")),
+        "with --tf-data: the memory a pipeline's in-memory cache may use (e.g. 500M, 2G; "
+        "off: none; default: TF1COMPAT_CACHE_BUDGET, else a quarter of the available "
+        "memory, at most 4G)", metavar="SIZE",
+        off_flag=("--no-cache", "with --tf-data: never keep a pipeline's parsed and decoded "
+                                "examples in memory between epochs (--cache-budget off)"))
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            object.__setattr__(self, field.name,
+                               field.metadata["check"](getattr(self, field.name)))
+        for argument, required, purpose in _REQUIRES:
+            check_requires(None, argument, getattr(self, argument), required,
+                           getattr(self, required), purpose)
+        if self.tf_data and self.cache_budget is None:
+            object.__setattr__(self, "cache_budget", cache_budget(None))
+
+    def with_changes(self, *, roots=(), **changes):
+        """These settings with ``roots`` added and the fields in ``changes`` replaced,
+        checked as new ones are."""
+        if isinstance(roots, (str, bytes, os.PathLike)):
+            roots = [roots]
+        return dataclasses.replace(self, roots=(*self.roots, *roots), **changes)
+
+
+# (setting, the setting it needs, what it does with it)
+_REQUIRES = (
+    ("data_service", "tf_data",
+     "the service runs the pipelines that batching calls build as tf.data"),
+    ("data_service_timeout", "data_service", "it bounds the waits for the service"),
+    ("cache_budget", "tf_data", "it sets the in-memory cache of the tf.data pipelines"),
+)
+
