@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from legacy_programs import tf1compat_run, write_idx, write_program
 from port_programs import run_without_tf1compat
+from slim_data import make_examples, write_slim_files
 
 from tf1compat import cli
 from tf1compat.port import port_program
@@ -181,15 +182,22 @@ def _mnist_files(folder):
     # slim layers on MNIST's files read by the tutorial's input_data, tf.app.flags,
     # NumPy 1.x names, scipy.misc's imsave and imread
     ("mnist_slim.py", ("pillow", "tf-slim"),
-     ("tf1_legacy/__init__.py", "tf1_legacy/mnist_tutorial.py", "tf1_legacy/scipy_misc.py")),
+     ("tf1_legacy/__init__.py", "tf1_legacy/mnist_tutorial.py", "tf1_legacy/scipy_misc.py",
+      "tf1_legacy/tf_slim_repair.py")),
     # tf.contrib.rnn's cells, tf.layers.dense (Keras 2), array methods NumPy 2 removed
     ("rnn_layers.py", ("tf-keras",), ()),
+    # slim's DatasetDataProvider over PNG records (its decoders need the repair),
+    # tf.train.batch, batch_norm (Keras 2), gradient clipping, slim.learning.train
+    ("slim_records.py", ("tf-keras", "tf-slim"),
+     ("tf1_legacy/__init__.py", "tf1_legacy/tf_slim_repair.py")),
 ])
 def test_corpus_like_programs_port_and_run_without_tf1compat_as_under_run_mode(
         tmp_path, example, requirements, support):
     source = tmp_path / "src"
     write_program(source, example, (EXAMPLES / example).read_text())
     _mnist_files(source / "mnist")
+    (source / "records").mkdir()
+    write_slim_files(source / "records", make_examples(np.random.default_rng(1), 24))
     report = port_program(source / example, tmp_path / "out")
     assert report.findings == ()
     assert report.requirements == requirements and report.support == support
@@ -197,7 +205,8 @@ def test_corpus_like_programs_port_and_run_without_tf1compat_as_under_run_mode(
     ported = run_without_tf1compat(tmp_path / "out" / example, cwd=tmp_path / "out")
     assert original.returncode == 0, original.stderr
     assert ported.returncode == 0, ported.stderr
-    assert ported.stdout == original.stdout and "step 2 loss" in ported.stdout
+    assert ported.stdout == original.stdout
+    assert "step 2 loss" in ported.stdout or "finite loss True" in ported.stdout
     again = port_program(tmp_path / "out" / example, tmp_path / "again")
     assert again.changes == () and all(f.before == f.after for f in again.files)
     assert sorted(p.relative_to(tmp_path / "again").as_posix()

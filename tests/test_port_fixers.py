@@ -162,3 +162,53 @@ def test_keras2_names_make_the_entry_choose_tf_keras_first():
         "import os", 'os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # Keras 2 (tf-keras), '
         "as TF1 had"]
     assert fix(text, fixers=(Keras2Names,), entry=True)[0] == text
+
+
+def test_a_tf_slim_program_calls_the_repair_after_the_graph_mode_line():
+    from tf1compat.port.fixers.tf_slim import TfSlimNames
+
+    source = "import tensorflow as tf\nimport tf_slim as slim\n\nnet = slim.conv2d(x, 4, [3, 3])\n"
+    text, ported = fix(source, fixers=(TfSlimNames,), entry=True)
+    assert text.splitlines()[1:4] == [
+        "tf.compat.v1.disable_v2_behavior()  # TF1's graph mode, shapes, variables and control "
+        "flow", "from tf1_legacy.tf_slim_repair import repair_tf_slim",
+        "repair_tf_slim()  # tf-slim's names that TensorFlow moved"]
+    assert ported.requirements == {"tf-slim"}
+    assert fix(text, fixers=(TfSlimNames,), entry=True)[0] == text
+
+
+@pytest.mark.parametrize("module, names", [
+    ("tf1compat.v1.numpy1", ["fromstring", "itemset", "asfarray", "newbyteorder"]),
+    ("tf1compat.v1.scipy_misc", ["imread", "imsave", "imresize"]),
+    ("tf1compat.v1.mnist_tutorial", ["read_data_sets", "inference"]),
+])
+def test_support_modules_hold_run_modes_definitions_and_import_no_tf1compat(module, names):
+    import ast
+    import importlib
+
+    from tf1compat.port.support import support_source
+
+    text = support_source(module, names)
+    imported = {alias.name for node in ast.walk(ast.parse(text))
+                if isinstance(node, ast.Import) for alias in node.names} | {
+        node.module for node in ast.walk(ast.parse(text)) if isinstance(node, ast.ImportFrom)}
+    assert not any(name.startswith("tf1compat") for name in imported), imported
+    namespace = {}
+    exec(compile(text, f"tf1_legacy/{module}.py", "exec"), namespace)  # noqa: S102
+    runtime = importlib.import_module(module)
+    for name in names:
+        assert namespace[name].__doc__ == getattr(runtime, name).__doc__
+
+
+def test_the_support_numpy1_acts_as_run_modes():
+    import numpy as np
+
+    from tf1compat.port.support import support_source
+    from tf1compat.v1 import numpy1
+
+    namespace = {}
+    exec(support_source("tf1compat.v1.numpy1", ["fromstring", "asfarray"]), namespace)  # noqa: S102
+    raw = np.arange(6, dtype=np.int16).tobytes()
+    np.testing.assert_array_equal(namespace["fromstring"](raw, np.int16),
+                                  numpy1.fromstring(raw, np.int16))
+    assert namespace["asfarray"]([1, 2], np.int32).dtype == numpy1.asfarray([1, 2], np.int32).dtype

@@ -31,7 +31,13 @@ from tf1compat.port.findings import Finding
 from tf1compat.port.fixers import ENTRY_FIXERS, FILE_FIXERS
 from tf1compat.port.fixers._base import PortedFile
 from tf1compat.port.report import FileDiff, PortReport
-from tf1compat.port.support import SUPPORT_PACKAGE, package_source, support_source
+from tf1compat.port.support import (
+    SLIM_REPAIR,
+    SUPPORT_PACKAGE,
+    package_source,
+    slim_repair_source,
+    support_source,
+)
 from tf1compat.v1.check import iter_program_files
 
 __all__ = ["port_program", "fix_source", "PIPELINES_MODULE"]
@@ -203,7 +209,7 @@ def _support_modules(ported):
     modules = {f"{SUPPORT_PACKAGE}/__init__.py": package_source()}
     for module, names in sorted(wanted.items()):
         modules[f"{SUPPORT_PACKAGE}/{module.rpartition('.')[2]}.py"] = \
-            support_source(module, names)
+            slim_repair_source() if module == SLIM_REPAIR else support_source(module, names)
     return modules
 
 

@@ -114,3 +114,80 @@ def package_source():
     return (f'"""What tf1compat {__version__} `port` wrote beside the ported program for it '
             'to run without tf1compat: run mode\'s own definitions of the TF1-era names the '
             'program uses."""\n')
+
+
+SLIM_REPAIR = "tf_slim_repair"
+
+
+def _public_spelling(name, value):
+    """``tf.name`` / ``tf.compat.v1.name`` (or another name there) for a TensorFlow
+    object, or None."""
+    from tf1compat._tf import tf, v1
+
+    spaces = (("tf", tf), ("tf.compat.v1", v1))
+    for prefix, space in spaces:
+        if getattr(space, name, None) is value:
+            return f"{prefix}.{name}"
+    for prefix, space in spaces:
+        for attribute in dir(space):
+            try:
+                if getattr(space, attribute) is value:
+                    return f"{prefix}.{attribute}"
+            except Exception:  # noqa: BLE001, S112 - a lazy name that cannot load
+                continue
+    return None
+
+
+def slim_repair_source():
+    """The text of ``tf_slim_repair.py``: tf1compat's tf-slim repair without its
+    additions (:func:`tf1compat.slim._patch.moved_names`), applied by an explicit
+    ``repair_tf_slim()``."""
+    from tf1compat.slim import _layers, _patch
+
+    collector = _Collector()
+    collector.collect("tf1compat.slim._namespace", ["Patches"])
+    rows = []
+    for module, attribute, replacements, only_missing in _patch.moved_names():
+        spelled = {}
+        for name, value in replacements.items():
+            if getattr(value, "__module__", None) == _layers.__name__:
+                collector.collect(_layers.__name__, ["_keras2_layer"])
+                spelled[name] = f"_keras2_layer({name!r})"
+            else:
+                spelled[name] = _public_spelling(name, value)
+                if spelled[name] is None:
+                    raise ValueError(f"tf-slim repair: {module.__name__}.{attribute}.{name} "
+                                     "is no public TensorFlow name; port cannot write it")
+        names = ", ".join(f"{name!r}: {text}" for name, text in spelled.items())
+        rows.append(f"    ({module.__name__!r}, {attribute!r}, {{{names}}}, {only_missing}),")
+    collector._add_import("import importlib")
+    collector._add_import("import tensorflow as tf")
+    imports = sorted(collector.imports, key=lambda line: (line.startswith("from"), line))
+    definitions = "\n\n\n".join(text for _, text in collector.definitions)
+    table = "\n".join(rows)
+    return f'''"""tf-slim on current TensorFlow: the private TensorFlow names tf-slim uses that
+TensorFlow moved, given to tf-slim's own modules (TensorFlow's are not changed), and
+batch_norm's Keras 2 layer (the tf-keras package).
+
+Written by tf1compat {__version__} `port` from its tf-slim repair (tf1compat.slim) so the
+ported program runs without tf1compat: call repair_tf_slim() before building the model."""
+
+{chr(10).join(imports)}
+
+
+{definitions}
+
+
+# tf-slim module, its TensorFlow global, the names it needs there, only if missing
+_MOVED_NAMES = [
+{table}
+]
+_PATCHES = Patches()
+
+
+def repair_tf_slim():
+    """Give tf-slim's modules the names TensorFlow moved; a second call changes nothing."""
+    for module, attribute, replacements, only_missing in _MOVED_NAMES:
+        _PATCHES.rebind_namespace(importlib.import_module(module), attribute, replacements,
+                                  only_missing=only_missing)
+'''

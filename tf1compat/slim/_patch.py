@@ -101,13 +101,11 @@ class TfSlimRepair:
         )
 
         namespaces = [
-            (tfexample_decoder, "control_flow_ops", {"case": v1.case, "cond": v1.cond}, True),
-            (tfexample_decoder, "array_ops", {"stack": tf.stack}, True),
+            *moved_names(),
             (tfexample_decoder, "parsing_ops",
              {"parse_single_example": _records.parse_single_example}, False),
             (parallel_reader, "tf_input",
              {"string_input_producer": queues.string_input_producer}, False),
-            *_layers.layer_namespaces(),
         ]
         attributes = [
             (parallel_reader, "get_data_files", _checks.get_data_files),
@@ -135,6 +133,20 @@ class TfSlimRepair:
             if self._patches.wrap_method(cls, name, make_wrapper):
                 changed.append(f"{_short_name(cls)}.{name}")
         return changed
+
+
+def moved_names():
+    """``(tf-slim module, global name, replacements, only_missing)`` for what tf-slim
+    needs to run on current TensorFlow (the private TensorFlow names it uses that
+    TensorFlow moved, and ``batch_norm``'s Keras 2 layer), without tf1compat's
+    additions; ``tf1compat port`` writes the same repair beside a ported program."""
+    from tf_slim.data import tfexample_decoder
+
+    return [
+        (tfexample_decoder, "control_flow_ops", {"case": v1.case, "cond": v1.cond}, True),
+        (tfexample_decoder, "array_ops", {"stack": tf.stack}, True),
+        *_layers.layer_namespaces(),
+    ]
 
 
 _PROCESS_REPAIR = TfSlimRepair()

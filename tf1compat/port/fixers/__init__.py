@@ -13,8 +13,9 @@ from tf1compat.port.fixers.mnist import MnistTutorial
 from tf1compat.port.fixers.numpy1 import NumPy1
 from tf1compat.port.fixers.scipy_misc import ScipyMisc
 from tf1compat.port.fixers.tf_names import TF2Names
+from tf1compat.port.fixers.tf_slim import TfSlimEntry, TfSlimNames
 
 __all__ = ["FILE_FIXERS", "ENTRY_FIXERS"]
 
-FILE_FIXERS = (Keras2Names, MnistTutorial, Contrib, TF2Names, NumPy1, ScipyMisc)
-ENTRY_FIXERS = (Keras2Entry, GraphMode)
+FILE_FIXERS = (Keras2Names, TfSlimNames, MnistTutorial, Contrib, TF2Names, NumPy1, ScipyMisc)
+ENTRY_FIXERS = (Keras2Entry, GraphMode, TfSlimEntry)
