@@ -303,9 +303,11 @@ def test_check_lists_what_run_mode_cannot_give_with_and_without_tf_keras(
         (5, "tf.layers.conv2d"), (6, "tf.layers.dense"), (6, "tf.layers.flatten"),
         (8, "tf.nn.rnn_cell.BasicLSTMCell"), (11, "tf.contrib.rnn.BasicLSTMCell"),
         (15, "tf.estimator.Estimator")]
+    import tensorflow as tf
+    tensorflow_minor = ".".join(tf.__version__.split(".")[:2])   # tf-keras pairs with it
     assert findings[0].reason == (
         'needs Keras 2, the tf-keras package, which is not installed: pip install --no-deps '
-        '"tf-keras~=2.21.0" (`conv2d` is not available with Keras 3.)')
+        f'"tf-keras~={tensorflow_minor}.0" (`conv2d` is not available with Keras 3.)')
     assert findings[4].reason.endswith(
         "(tf1compat run mode gives `BasicLSTMCell` only with Keras 2)")
     without = _run_keras2_program(tmp_path, keras2=False)

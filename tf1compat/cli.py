@@ -9,6 +9,7 @@ import signal
 import sys
 
 from tf1compat import __version__
+from tf1compat._versions import describe_installed
 
 
 def _add_demo(subparsers):
@@ -589,11 +590,25 @@ _COMMANDS = [_add_demo, _add_run, _add_check, _add_port, _add_inspect, _add_veri
              _add_data_service, _add_convert_cifar10, _add_convert_images]
 
 
+class _PrintVersions(argparse.Action):
+    """``--version``: tf1compat's version and what it runs on, on one line (argparse's
+    own version action wraps it to the terminal's width)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show the versions of tf1compat, TensorFlow, tf-slim, tf-keras, "
+                              "numpy and protobuf, and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"tf1compat {__version__} ({describe_installed()})")
+        parser.exit()
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="tf1compat",
         description="Legacy TensorFlow 1 input pipelines on TensorFlow 2.")
-    parser.add_argument("--version", action="version", version=f"tf1compat {__version__}")
+    parser.add_argument("--version", action=_PrintVersions)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add_command in _COMMANDS:
         add_command(subparsers)

@@ -33,6 +33,7 @@ import functools
 import importlib
 
 from tf1compat._tf import tf, v1
+from tf1compat._versions import keras2_install_command
 
 __all__ = ["KERAS2_NORMALIZATION", "layer_namespaces"]
 
@@ -50,8 +51,8 @@ def _keras2_layer(name):
         except ImportError as e:
             raise ImportError(
                 f"slim.batch_norm needs Keras 2's {name} layer from the tf-keras package "
-                "(pip install tf-keras~=2.21.0 --no-deps, or tf1compat[gpu]); TensorFlow "
-                f"2.21 cannot load its own ({e})") from e
+                f"({keras2_install_command()}, or tf1compat[gpu]); TensorFlow cannot "
+                f"load its own ({e})") from e
         return getattr(module, name)(*args, **kwargs)
     build.__name__ = build.__qualname__ = name
     return build

@@ -24,12 +24,13 @@ import importlib.util
 import os
 import stat
 
+from tf1compat._versions import keras2_install_command
 from tf1compat.v1.contrib_table import (
     CONTRIB,
     missing_module_message,
     unknown_contrib_message,
 )
-from tf1compat.v1.keras2 import INSTALL_KERAS2, keras2_installed
+from tf1compat.v1.keras2 import keras2_installed
 from tf1compat.v1.proxy import tf1_name
 from tf1compat.v1.tf1_names import recorded_names
 
@@ -128,8 +129,7 @@ def iter_python_files(paths):
 
 LARGEST_SOURCE = 64 << 20  # bytes; a larger file is no program source check reads
 _REMOVED = "not in TensorFlow 2's tf.compat.v1 or run mode's tf.contrib ({})"
-_NEEDS_KERAS2 = ("needs Keras 2, the tf-keras package, which is not installed: "
-                 f"{INSTALL_KERAS2} ({{}})")
+_NEEDS_KERAS2 = "needs Keras 2, the tf-keras package, which is not installed: {} ({})"
 
 
 class _Keras2Missing(str):
@@ -225,7 +225,7 @@ def name_problem(dotted):
         return None
     node, missing = _walk(parts)
     if isinstance(missing, _Keras2Missing):
-        return _NEEDS_KERAS2.format(missing)
+        return _NEEDS_KERAS2.format(keras2_install_command(), missing)
     if missing is not None:
         return _REMOVED.format(missing)
     if isinstance(node, _Placeholder):

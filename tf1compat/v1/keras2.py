@@ -6,10 +6,9 @@ import importlib.util
 import os
 import sys
 
-__all__ = ["KERAS2_VARIABLE", "INSTALL_KERAS2", "keras2_installed", "use_keras2"]
+__all__ = ["KERAS2_VARIABLE", "keras2_installed", "use_keras2"]
 
 KERAS2_VARIABLE = "TF_USE_LEGACY_KERAS"
-INSTALL_KERAS2 = 'pip install --no-deps "tf-keras~=2.21.0"'
 
 
 def keras2_installed():

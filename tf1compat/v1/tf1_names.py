@@ -35,7 +35,8 @@ import subprocess
 import sys
 import types
 
-from tf1compat.v1.keras2 import INSTALL_KERAS2, KERAS2_VARIABLE, keras2_installed
+from tf1compat._versions import keras2_install_command
+from tf1compat.v1.keras2 import KERAS2_VARIABLE, keras2_installed
 
 __all__ = ["record_names", "record_run_mode_names", "recorded_names", "RECORD_PATH"]
 
@@ -152,7 +153,8 @@ def record_run_mode_names():
     installed), and ``"without_keras2"`` (see the module docstring). Each half is
     recorded in a fresh process (Keras is chosen when TensorFlow loads), both at once."""
     if not keras2_installed():
-        raise RuntimeError(f"recording run mode's names needs tf-keras: {INSTALL_KERAS2}")
+        raise RuntimeError(
+            f"recording run mode's names needs tf-keras: {keras2_install_command()}")
     recordings = [_start_recording(keras2) for keras2 in (True, False)]  # side by side
     record, without = (_recorded(process) for process in recordings)
     record["without_keras2"] = _needing_keras2(record["modules"], without["modules"])
