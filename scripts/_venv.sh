@@ -1,7 +1,8 @@
 # Sourced by scripts/demo, scripts/test and scripts/bench: make a virtualenv and install
 # tf1compat with the CPU TensorFlow and the given extras, at the exact versions of
 # constraints.txt. With TF1COMPAT_LOWEST=1 (scripts/test --lowest) it uses .venv-lowest
-# and the lowest versions setup.cfg's ranges allow instead. Idempotent: it reinstalls
+# and constraints-lowest.txt instead: setup.cfg's lower bounds and what pip chose with them
+# (scripts/constraints.py). Idempotent: it reinstalls
 # only when setup.cfg, the constraints or the extras change (stamp file in the venv).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,7 +20,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 CONSTRAINTS="$VENV/.tf1compat-constraints.txt"
 if [ "${TF1COMPAT_LOWEST:-0}" = 1 ]; then
-    "$VENV/bin/python" "$ROOT/scripts/constraints.py" lowest "$CONSTRAINTS"
+    cp "$ROOT/constraints-lowest.txt" "$CONSTRAINTS"
 else
     cp "$ROOT/constraints.txt" "$CONSTRAINTS"
 fi
@@ -31,10 +32,12 @@ if [ ! -f "$STAMP" ] || ! grep -qxF "$WANT" "$STAMP"; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         -c "$CONSTRAINTS" -e "$ROOT[$EXTRAS]"
     if [[ ",$EXTRAS," == *,cpu,* ]]; then
-        # Keras 2 for run mode (tf.layers, slim.batch_norm): tf-keras requires the
-        # `tensorflow` distribution, which would land beside tensorflow-cpu (setup.cfg)
+        # Keras 2 for run mode (tf.layers, slim.batch_norm): the tf-keras of the installed
+        # TensorFlow's minor, without its dependencies (it names the `tensorflow`
+        # distribution, which would land beside tensorflow-cpu: tf1compat/_versions.py)
         "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
-            -c "$CONSTRAINTS" "tf-keras~=2.21.0"
+            -c "$CONSTRAINTS" "$("$VENV/bin/python" -c \
+            'from tf1compat._versions import keras2_requirement; print(keras2_requirement())')"
     fi
     echo "$WANT" >> "$STAMP"
 fi

@@ -31,6 +31,7 @@ OUTPUT = {"text"}
 NOT_RUN = {
     ("README.md", "pip install \".[cpu]\""),
     ("README.md", "scripts/demo"),
+    ("docs/install.md", "pip install \"tf1compat-0.2.0-py3-none-any.whl[cpu]\""),
     ("docs/benchmarks.md", "scripts/bench --suite reading"),
     ("docs/benchmarks.md", "scripts/bench --suite conversion"),
     ("docs/benchmarks.md", "scripts/bench --suite pruning"),

@@ -300,11 +300,13 @@ def test_message_classes_match_tensorflows_descriptors(tf):
     from tf1compat.records import _example_proto
 
     def fields(descriptor):
-        return sorted((f.name, f.number, f.type, f.is_repeated, f.has_presence,
-                       f.containing_oneof.name if f.containing_oneof else None,
-                       f.message_type.full_name if f.message_type else None,
-                       f.GetOptions().packed if f.is_repeated else None)
-                      for f in descriptor.fields)
+        """The message's fields as written in its .proto (the same API on protobuf 4 to 7)."""
+        from google.protobuf import descriptor_pb2
+        proto = descriptor_pb2.DescriptorProto()
+        descriptor.CopyToProto(proto)
+        return sorted((f.name, f.number, f.type, f.label, f.type_name, f.proto3_optional,
+                       proto.oneof_decl[f.oneof_index].name if f.HasField("oneof_index")
+                       else None, f.options.packed) for f in proto.field)
 
     ours, theirs = _example_proto.Example.DESCRIPTOR, tf.train.Example.DESCRIPTOR
     seen = set()

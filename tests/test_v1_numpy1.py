@@ -58,10 +58,16 @@ def test_fromstring_binary_mode_copies_and_text_mode_is_numpys():
 
 
 def test_view_keeps_numpy_itself_and_numpy_is_unchanged():
+    random = np.random                  # NumPy 2 loads it (into vars(np)) when first asked
+    names = set(vars(np))
     view = numpy1.numpy_view()
-    assert view.ndarray is np.ndarray and view.random is np.random and view.bool is np.bool
+    assert view.ndarray is np.ndarray and view.random is random
+    # NumPy 2's np.bool and np.long, also on NumPy 1.26, which has neither
+    assert view.bool is np.bool_ and view.long is np.dtype("long").type
+    assert view.long(3).dtype == np.dtype("long") and view.bool(1) is np.True_
     assert view.__version__ == np.__version__ and view.__name__ == "numpy"
-    assert sys.modules["numpy"] is np and "int" not in vars(np) and "float_" not in vars(np)
+    assert (view.int, view.float_) == (int, np.float64)
+    assert sys.modules["numpy"] is np and set(vars(np)) == names   # nothing added to NumPy
     with pytest.raises(AttributeError, match="has no attribute 'in_1d'"):
         view.in_1d  # noqa: B018
 
@@ -113,9 +119,9 @@ values = np.arange(4, dtype=np.uint8)
 raw = encode(values)
 own = Image().tostring()
 try:
-    values.ptp
+    attribute_untouched = values.ptp.__self__ is values  # NumPy 1.x: its own method
 except AttributeError:
-    attribute_untouched = True
+    attribute_untouched = True                           # NumPy 2: gone, as written
 fail_line = 23  # the next line
 values.itemset(9, 1)
 '''

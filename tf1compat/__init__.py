@@ -25,7 +25,7 @@ from tf1compat.errors import (
     UnsupportedTF1Error,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # CHANGELOG.md says what changed
 
 # public name -> module that defines it
 _LAZY_NAMES = {

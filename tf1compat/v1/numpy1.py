@@ -4,8 +4,9 @@ meaning what they meant, on a view of today's NumPy.
 :func:`numpy_view` is what run mode gives the program's ``import numpy``: a module
 answering from :data:`REMOVED_NAMES` first, then from the installed NumPy (its
 functions, types and submodules are NumPy's own objects). Libraries import NumPy
-itself and see it as installed. ``np.bool`` and ``np.long`` are NumPy 2's (both
-exist again; as dtypes they equal NumPy 1.x's ``bool`` and ``int``).
+itself and see it as installed. ``np.bool`` and ``np.long`` are NumPy 2's
+(:data:`NUMPY2_NAMES`: both exist again there; as dtypes they equal NumPy 1.x's
+``bool`` and ``int``), on NumPy 1.26 too, which has neither.
 
 Methods NumPy removed from arrays (``tostring``, ``itemset``, ``ptp``,
 ``newbyteorder``) cannot be put back on a C type; :data:`REMOVED_METHODS` are
@@ -23,8 +24,9 @@ import numpy as np
 
 from tf1compat.v1.proxy import ProxyModule
 
-__all__ = ["Removed", "NAME_ROWS", "METHOD_ROWS", "REMOVED_NAMES", "REMOVED_METHODS",
-           "numpy_view", "resolver", "asscalar", "asfarray", "in1d", "msort", "fromstring"]
+__all__ = ["Removed", "NAME_ROWS", "METHOD_ROWS", "REMOVED_NAMES", "NUMPY2_NAMES",
+           "REMOVED_METHODS", "numpy_view", "resolver", "asscalar", "asfarray", "in1d", "msort",
+           "fromstring"]
 
 
 def asscalar(a):
@@ -60,6 +62,10 @@ def fromstring(string, dtype=float, count=-1, *, sep="", like=None):
     if isinstance(string, str):
         string = string.encode("utf-8")
     return np.frombuffer(string, dtype=dtype, count=count).copy()
+
+
+# np.trapz under its NumPy 2.0 name; NumPy 1.26 has only the old one (and keeps it)
+_TRAPEZOID = getattr(np, "trapezoid", None) or np.trapz
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +108,7 @@ NAME_ROWS = {
     "product": Removed(np.prod, "NP.prod"), "cumproduct": Removed(np.cumprod, "NP.cumprod"),
     "round_": Removed(np.round, "NP.round"), "asscalar": Removed(asscalar, "ARG0.item()"),
     "mat": Removed(np.asmatrix, "NP.asmatrix"), "asfarray": Removed(asfarray),
-    "in1d": Removed(in1d, "NP.isin(ARGS).ravel()"), "trapz": Removed(np.trapezoid, "NP.trapezoid"),
+    "in1d": Removed(in1d, "NP.isin(ARGS).ravel()"), "trapz": Removed(_TRAPEZOID, "NP.trapezoid"),
     "msort": Removed(msort, "NP.sort(ARG0, axis=0)"), "fromstring": Removed(fromstring),
     "rank": Removed(np.ndim, "NP.ndim"), "loads": Removed(pickle.loads, "pickle.loads"),
     "typeDict": Removed(np.sctypeDict, "NP.sctypeDict"),
@@ -110,6 +116,10 @@ NAME_ROWS = {
     "math": Removed(math, "math"), "warnings": Removed(warnings, "warnings"),
 }
 REMOVED_NAMES = {name: row.value for name, row in NAME_ROWS.items()}
+
+
+# the names NumPy 1.24 removed and 2.0 brought back as NumPy types: NumPy 2's meaning
+NUMPY2_NAMES = {"bool": np.bool_, "long": np.dtype("long").type}
 
 
 def _is_numpy(obj):
@@ -161,8 +171,9 @@ REMOVED_METHODS = {name: row.value for name, row in METHOD_ROWS.items()}
 
 
 def numpy_view():
-    """A module that is NumPy plus :data:`REMOVED_NAMES` (a new one on each call)."""
-    return ProxyModule("numpy", np, attributes=REMOVED_NAMES)
+    """A module that is NumPy plus :data:`REMOVED_NAMES` and :data:`NUMPY2_NAMES` (a new
+    one on each call)."""
+    return ProxyModule("numpy", np, attributes={**NUMPY2_NAMES, **REMOVED_NAMES})
 
 
 def resolver():
