@@ -12,6 +12,7 @@ import resource
 import subprocess
 import sys
 
+from tf1compat._versions import tensorflow_version
 from tf1compat.records._files import atomic_output
 
 
@@ -23,8 +24,6 @@ def write_text(path, text):
 
 def describe_machine():
     """One line: cores, CPU model, memory, OS, Python and TensorFlow versions."""
-    from importlib import metadata
-
     try:
         with open("/proc/cpuinfo") as f:
             model = next((line.split(":", 1)[1].strip() for line in f
@@ -32,15 +31,10 @@ def describe_machine():
     except OSError:
         model = platform.processor() or platform.machine()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    versions = []
-    for package in ("tensorflow-cpu", "tensorflow"):
-        try:
-            versions.append(f"TensorFlow {metadata.version(package)}")
-            break
-        except metadata.PackageNotFoundError:
-            continue
+    tensorflow = tensorflow_version()
     return (f"{os.cpu_count()} cores ({model}), {memory:.0f} GiB, {platform.system()} "
-            f"{platform.release()}, Python {platform.python_version()}, {', '.join(versions)}")
+            f"{platform.release()}, Python {platform.python_version()}"
+            + (f", TensorFlow {tensorflow}" if tensorflow else ""))
 
 
 def write_report(suite, quick, out_dir, load, sections, data, also=()):
