@@ -20,6 +20,7 @@ from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
 from tf1compat.migrate.lowering.caching import plan_cache
+from tf1compat.migrate.lowering.distributed import build_distributed
 from tf1compat.migrate.lowering.graph_function import check_fetch
 from tf1compat.migrate.lowering.graph_reader import GraphReader
 from tf1compat.migrate.lowering.plan import Batch, Prefetch, Step
@@ -74,14 +75,13 @@ class Lowering:
         """The ``tf.data.Dataset`` in the current context (eager, or a graph for a
         ``tf.compat.v1`` iterator), elements shaped like the fetches; with ``service``
         (``grpc://HOST:PORT``) its work runs on that tf.data service
-        (:mod:`tf1compat.migrate.service`), each wait for it bounded by
+        (:mod:`.distributed`), each wait for it bounded by
         ``service_timeout`` seconds (None: the service module's default); not cached
         there."""
         fetches = self.fetches
         if service is None:
             dataset = (self.cached or self.plan).build()
         else:
-            from tf1compat.migrate.service import build_distributed  # it cuts plans: a cycle
             dataset = build_distributed(self.plan, service, service_timeout)
 
         @tf.autograph.experimental.do_not_convert
