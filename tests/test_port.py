@@ -112,6 +112,14 @@ def test_a_folder_is_ported_whole(program, tmp_path):
     assert "disable_v2_behavior" not in (tmp_path / "out" / "train.py").read_text()
 
 
+def test_an_out_folder_inside_the_program_is_neither_ported_nor_copied(program):
+    inside = program.parent / "ported"
+    port_program(program.parent, inside)
+    report = port_program(program.parent, inside, overwrite=True)
+    assert sorted(f.path for f in report.files) == ["model.py", "train.py"]
+    assert not (inside / "ported").exists()
+
+
 def test_names_not_ported_exit_1_with_file_line_and_why(tmp_path, capsys):
     program = write_program(tmp_path, "old.py", "import tensorflow as tf\n\ntf.no_such_op()\n")
     assert cli.main(["port", str(program), "--out", str(tmp_path / "out")]) == 1

@@ -24,6 +24,15 @@ CASES = {
     "positional arguments whose place TF2 changed become keywords": (
         "import tensorflow as tf\ni = tf.argmax(x, 1, 'best')\n",
         "import tensorflow as tf\ni = tf.argmax(x, 1, name='best')\n"),
+    "TF2's function lacks an argument of TF1's: the TF1 function": (
+        "import tensorflow as tf\ny = tf.image.resize_images(x, [4, 4])\n",
+        "import tensorflow as tf\ny = tf.compat.v1.image.resize_images(x, [4, 4])\n"),
+    "a TF2 name that is another function: the TF1 function": (
+        "import tensorflow as tf\nv = tf.Variable(0)\ns = tf.summary.scalar('loss', v)\n"
+        "d = tf.data.Dataset.range(3).make_one_shot_iterator()\n",
+        "import tensorflow as tf\nv = tf.compat.v1.Variable(0)\n"
+        "s = tf.compat.v1.summary.scalar('loss', v)\n"
+        "d = tf.compat.v1.data.Dataset.range(3).make_one_shot_iterator()\n"),
     "an argument TF2 dropped: the TF1 function": (
         "import tensorflow as tf\ny = tf.image.resize_images(x, [4, 4], align_corners=True)\n",
         "import tensorflow as tf\ny = tf.compat.v1.image.resize_images(x, [4, 4], "

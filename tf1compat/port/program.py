@@ -258,6 +258,7 @@ def port_program(source, out, *, argv=(), overwrite=False):
     program = _find_program(source)
     shown_out = display_path(out)
     out = _check_out(program, out, overwrite)
+    program.files = [path for path in program.files if not path.resolve().is_relative_to(out)]
     originals, findings, pipelines = {}, [], ()
     for path in program.files:
         raw = path.read_bytes()

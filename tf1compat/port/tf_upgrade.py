@@ -9,7 +9,7 @@ attributes read here are still there."""
 import functools
 import importlib
 
-__all__ = ["upgrade_spec", "tf2_has", "SPEC_TABLES"]
+__all__ = ["upgrade_spec", "tf2_has", "tf_object", "SPEC_TABLES"]
 
 _SPEC_MODULE = "tensorflow.tools.compatibility.tf_upgrade_v2"
 # the TFAPIChangeSpec attributes port reads: old name -> new name; old name -> the
@@ -28,15 +28,26 @@ def upgrade_spec():
     return importlib.import_module(_SPEC_MODULE).TFAPIChangeSpec()
 
 
+_MISSING = object()
+
+
 @functools.cache
-def tf2_has(dotted):
-    """True when TensorFlow 2's ``tf`` has ``dotted`` (``tf.io.gfile.exists``)."""
+def tf_object(dotted):
+    """What ``tf.a.b`` is in the installed TensorFlow 2 (``tf.compat.v1.a.b`` too),
+    or None when it has no such name."""
     from tf1compat._tf import tf
 
     node = tf
     for part in dotted.split(".")[1:]:
         try:
-            node = getattr(node, part)
+            node = getattr(node, part, _MISSING)
         except Exception:  # noqa: BLE001 - a lazy module that cannot load (tf.layers)
-            return False
-    return True
+            return None
+        if node is _MISSING:
+            return None
+    return node
+
+
+def tf2_has(dotted):
+    """True when TensorFlow 2's ``tf`` has ``dotted`` (``tf.io.gfile.exists``)."""
+    return tf_object(dotted) is not None

@@ -18,7 +18,7 @@ import dataclasses
 import libcst as cst
 
 from tf1compat.port.fixers._base import Fixer, dotted_source
-from tf1compat.port.tf_upgrade import tf2_has, upgrade_spec
+from tf1compat.port.tf_upgrade import tf_object, upgrade_spec
 from tf1compat.v1.check import name_problem
 from tf1compat.v1.tf1_names import recorded_names
 
@@ -91,22 +91,40 @@ def _arguments_need_v1(call, reorder, keywords):
 
 def tf2_home(old, call=None):
     """Where the TF1 name ``old`` (``tf.a.b``) goes in TensorFlow 2 (:class:`Home`);
-    ``call``, the LibCST call of it if any, decides whether its arguments fit TF2's."""
+    ``call``, the LibCST call of it if any, decides whether its arguments fit TF2's.
+
+    TF2's name is kept when it is the very TF1 function, or when TensorFlow's table
+    converts the call to it (a rename, moved or renamed arguments) and TF2's
+    function lacks none of TF1's arguments (``tf.image.resize_images`` -> ``resize``
+    drops ``align_corners`` and resizes with half-pixel centers: not the same
+    function). Anything else goes to ``tf.compat.v1``: a TF2 name that is another
+    function than TF1's (``tf.Variable``, ``tf.summary.scalar``,
+    ``tf.data.Dataset``) would change what the program computes."""
     spec = upgrade_spec()
     new = _renamed(old, spec.symbol_renames)
     if new.startswith(_V1):
         return Home(new)
-    needs_v1 = old in spec.function_transformers or not tf2_has(new)
     reorder = tuple(spec.function_reorders.get(old, ()))
     keywords = dict(spec.function_keyword_renames.get(old, {}))
-    if call is not None and not needs_v1:
-        needs_v1 = _arguments_need_v1(call, reorder, keywords)
-    if not needs_v1:
+    target, tf1 = tf_object(new), tf_object(_V1 + old[3:])
+    if target is not None and (target is tf1 or _is_module(old)):
+        return Home(new)
+    converted = (new != old or reorder or keywords) and None not in keywords.values() \
+        and old not in spec.function_transformers
+    if target is not None and converted and \
+            (call is None or not _arguments_need_v1(call, reorder, keywords)):
         return Home(new, reorder=reorder, keywords=keywords)
     problem = name_problem("tensorflow" + old[2:])
     if problem is not None:
         return Home(None, problem)
     return Home(_V1 + old[3:])
+
+
+def _is_module(old):
+    dotted = "tensorflow" + old[2:]
+    module, _, name = dotted.rpartition(".")
+    kind = recorded_names()["modules"].get(module, {}).get(name, "")
+    return kind.startswith("m:")
 
 
 def _with_tf2_arguments(call, home):
