@@ -23,6 +23,19 @@ from tf1compat.pipeline.graph_model.index import graph_index, graph_notes  # noq
 from tf1compat.pipeline.graph_model.notes import ProducerNote, UncheckedName  # noqa: E402
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept  # noqa: E402
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op  # noqa: E402
+from tf1compat.pipeline.graph_model.structure import (  # noqa: E402
+    InputName,
+    add_constant_node,
+    ancestors,
+    consumed_tensors,
+    data_inputs,
+    fixpoint,
+    keep_reachable,
+    parse_input,
+    rename_inputs,
+    sub_graph_def,
+    walk,
+)
 from tf1compat.pipeline.graph_model.varying import has_stateful_ops, varying_ops  # noqa: E402
 from tf1compat.records import tfrecord  # noqa: E402
 
@@ -31,7 +44,9 @@ v1 = tf.compat.v1
 
 _NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIXES",
                  "NO_QUEUE_RUNNERS_NOTICE", "PARSE_KEY_KINDS", "PARSE_NUM_SPARSE",
-                 "QUEUE_END_MESSAGE", "IF_OUTPUT_TYPES", "IF_INLINED"}
+                 "QUEUE_END_MESSAGE", "IF_OUTPUT_TYPES", "IF_INLINED", "PARSE_DENSE_TYPES",
+                 "PARSE_DENSE_SHAPES", "TYPE_ATTRIBUTE", "DTYPE_ATTRIBUTE", "CONST_VALUE",
+                 "COLOCATION", "ITERATOR_ELEMENT_ATTRIBUTES", "DECODE_RAW_ATTRIBUTES"}
 
 
 def _op_type_names():
@@ -345,6 +360,21 @@ def test_parse_example_inputs_outputs_and_attributes():
         assert [op_types.parse_key_is_required(parse, i) for i in range(3)] == \
             [False, False, True]
         assert parse.get_attr(op_types.PARSE_NUM_SPARSE) == 2
+        assert op_types.parse_records(parse).op.type == "Const"
+        assert tf.get_static_value(op_types.parse_names(parse)).tolist() == []
+        assert op_types.parse_keys_and_defaults(parse) == list(parse.inputs[2:])
+        assert [tf.TensorShape(s).as_list() for s in op_types.parse_dense_shapes(parse)] == \
+            [[], [None], [2]]
+        kept = {"sparse": [1], "dense": [2], "ragged": []}
+        arguments = op_types.parse_key_attributes(parse, kept)
+        assert arguments["sparse_types"] == [tf.float32] and arguments["ragged_value_types"] == []
+        rebuilt = tf.raw_ops.ParseExampleV2(
+            serialized=[tf.train.Example(features=tf.train.Features(feature={
+                "required": tf.train.Feature(int64_list=tf.train.Int64List(value=[4, 5]))}))
+                .SerializeToString()],
+            names=[], sparse_keys=["s2"], dense_keys=["required"], ragged_keys=[],
+            dense_defaults=[op_types.parse_keys_and_defaults(parse)[3 + 2]],
+            **{op_types.PARSE_NUM_SPARSE: 1}, **arguments)
         for kind, names in op_types.PARSE_KEY_ATTRIBUTES.items():
             assert all(len(parse.get_attr(name)) == counts[kind] for name in names)
         positions = op_types.parse_output_positions(counts)
@@ -360,6 +390,7 @@ def test_parse_example_inputs_outputs_and_attributes():
         assert parse.outputs[values].dtype == tf.string
         assert parse.outputs[splits].dtype in (tf.int32, tf.int64)
         with v1.Session() as session:
+            assert session.run(rebuilt.dense_values[0]).tolist() == [[4, 5]]
             with pytest.raises(tf.errors.InvalidArgumentError, match=r"Feature: required "
                                r"\(data type: int64\) is required but could not be found"):
                 session.run(parsed["defaulted"])
@@ -456,8 +487,9 @@ def test_a_cond_is_an_if_op_naming_its_branches_and_output_types():
     with tc.legacy_graph() as graph:
         x = v1.placeholder(tf.int64, [])
         y = tf.cond(x > 0, lambda: x * 2, lambda: x - 1)
-    op = y.op.inputs[0].op if y.op.type == op_types.IDENTITY else y.op
+    op = op_types.value_input(y.op).op if y.op.type == op_types.IDENTITY else y.op
     assert op.type in op_types.IFS
+    assert op_types.cond_predicate(op).op.type == "Greater"
     functions = {f.signature.name for f in graph.as_graph_def().library.function}
     assert {op.node_def.attr[a].func.name for a in op_types.IF_BRANCHES.values()} <= functions
     assert list(op.node_def.attr[op_types.IF_OUTPUT_TYPES].list.type) == [tf.int64.as_datatype_enum]
@@ -520,3 +552,160 @@ def test_what_needs_a_function_of_its_own_against_automatic_control_dependencies
     assert has_stateful_ops(graph_def_of(lambda x: tf.cond(x > 0, lambda: x,
                                                            lambda: checked(x))))
     assert has_stateful_ops(graph_def_of(lambda x: tf.random.uniform([2])))
+
+
+# ------------------------------------------------------------ inputs and attributes
+
+_MOVES = {
+    "Identity": lambda x: tf.identity(x), "Cast": lambda x: tf.cast(x, tf.float32),
+    "Reshape": lambda x: tf.reshape(x, [3, 2]), "Transpose": lambda x: tf.transpose(x, [1, 0]),
+    "ExpandDims": lambda x: tf.expand_dims(x, 1), "Squeeze": lambda x: tf.squeeze(x[None], [0]),
+    "StridedSlice": lambda x: x[1:], "Pad": lambda x: tf.pad(x, [[1, 0], [0, 1]]),
+    "PadV2": lambda x: tf.pad(x, [[1, 0], [0, 1]], constant_values=7),
+    "MirrorPad": lambda x: tf.pad(x, [[1, 0], [0, 1]], mode="REFLECT"),
+}
+
+
+@pytest.mark.parametrize("op_type", sorted(op_types.RECOMPUTED_AFTER_CACHE
+                                           | {op_types.EXPAND_DIMS, op_types.RESHAPE}))
+def test_value_input_is_the_tensor_a_moving_op_moves(op_type):
+    with tc.legacy_graph():
+        x = tf.constant([[1, 2], [3, 4], [5, 6]], name="x")
+        moved = _MOVES[op_type](x)
+    assert moved.op.type == op_type
+    source = op_types.value_input(moved.op)
+    assert source is x or op_type == "Squeeze" and op_types.value_input(source.op) is x
+    assert [t.op.type for t in op_types.shaping_inputs(moved.op)] == \
+        ["Const"] * (len(moved.op.inputs) - 1)
+    if op_type == op_types.EXPAND_DIMS:
+        assert tf.get_static_value(op_types.expand_dims_axis(moved.op)) == 1
+
+
+def test_node_type_is_the_type_an_op_computes_on():
+    with tc.legacy_graph():
+        total = tf.constant([1, 2], tf.int16) + 1
+        constant = tf.constant(1.5)
+    assert op_types.node_type(total.op.node_def) == tf.int16.as_datatype_enum
+    assert op_types.node_type(constant.op.node_def) is None
+    assert constant.op.node_def.attr[op_types.DTYPE_ATTRIBUTE].type == tf.float32.as_datatype_enum
+    assert tf.make_ndarray(constant.op.node_def.attr[op_types.CONST_VALUE].tensor) == 1.5
+    assert constant.op.type == op_types.CONST
+
+
+def test_decode_raw_bytes_and_settings_decode_again():
+    with tc.legacy_graph():
+        data = tf.constant([b"\x01\x02\x03\x04"])
+        decoded = tf.io.decode_raw(data, tf.uint16, little_endian=False)
+        again = tf.io.decode_raw(op_types.decode_raw_bytes(decoded.op),
+                                 **op_types.decode_raw_settings(decoded.op))
+        with v1.Session() as session:
+            assert session.run(again).tolist() == session.run(decoded).tolist() == [[258, 772]]
+    assert op_types.decode_raw_bytes(decoded.op) is data
+
+
+def test_next_element_arguments_take_the_next_element_of_the_same_iterator():
+    with tc.legacy_graph():
+        element = v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(4).map(lambda x: (x, [x, x]))).get_next()
+        first = element[0].op
+        assert first.type == op_types.ITERATOR_GET_NEXT
+        assert op_types.iterator_of(first).dtype == tf.resource
+        following = getattr(tf.raw_ops, op_types.ITERATOR_GET_NEXT)(
+            **op_types.next_element_arguments(first))
+        with v1.Session() as session:
+            assert session.run(element[0]) == 0
+            value, pair = session.run(following)
+            assert (value, pair.tolist()) == (1, [1, 1])
+
+
+@pytest.mark.parametrize("use_resource", [True, False])
+def test_a_variable_is_read_and_assigned_at_these_inputs(use_resource):
+    with tc.legacy_graph():
+        variable = v1.Variable(["a"], use_resource=use_resource)
+        read = variable.value().op
+        assign = variable.assign(["b"], read_value=False)
+        constant = tf.constant(1).op
+    assert read.type == (op_types.READ_VARIABLE if use_resource else op_types.IDENTITY)
+    assert op_types.read_variable(read).type == (
+        op_types.RESOURCE_VARIABLE if use_resource else "VariableV2")
+    assert assign.type == (op_types.ASSIGN_VARIABLE if use_resource else op_types.REF_ASSIGN)
+    assert tf.get_static_value(op_types.assigned_value(assign)).tolist() == [b"b"]
+    assert op_types.read_variable(constant) is None
+
+
+# ------------------------------------------------------------ GraphDef input names
+
+def test_graph_def_input_names_are_tensorflows():
+    with tc.legacy_graph() as graph:
+        pair = tf.raw_ops.Unique(x=tf.constant([3, 3, 4], name="values"), name="unique")
+        with tf.control_dependencies([tf.constant(0, name="first")]):
+            tf.add(pair.y, pair.idx, name="total")
+    node = next(node for node in graph.as_graph_def().node if node.name == "total")
+    names = [parse_input(text) for text in node.input]
+    assert names == [InputName("unique"), InputName("unique", 1), InputName("first", control=True)]
+    assert [str(name) for name in names] == list(node.input)
+    assert graph.get_tensor_by_name(InputName("unique", 1).tensor) is pair.idx
+    assert parse_input(pair.idx.name) == InputName("unique", 1)
+    assert data_inputs(node) == names[:2]
+    assert {"unique:0", "unique:1", "values:0"} <= consumed_tensors(graph.as_graph_def())
+    assert "first:0" not in consumed_tensors(graph.as_graph_def())
+
+
+def test_graph_def_edits_import_and_compute():
+    with tc.legacy_graph() as graph:
+        x = tf.constant(5, name="x")
+        y = tf.constant(7, name="y")
+        with v1.colocate_with(x.op), tf.control_dependencies([y]):
+            tf.multiply(x, 2, name="double")
+        unused = tf.add(x, 1, name="unused")
+    graph_def = graph.as_graph_def()
+    assert op_types.COLOCATION in next(n for n in graph_def.node if n.name == "double").attr
+    sub = sub_graph_def(graph_def, {"x", "double", "unused", "double/y"})
+    assert all(op_types.COLOCATION not in node.attr and not any(
+        parse_input(text).control for text in node.input) for node in sub.node)
+    name = add_constant_node(sub, "x", tf.make_tensor_proto(11))
+    assert name == "x_1"
+    rename_inputs(sub, {"x:0": f"{name}:0"})
+    keep_reachable(sub, ["double:0"])
+    assert sorted(node.name for node in sub.node) == sorted(["x_1", "double", "double/y"])
+    with tf.Graph().as_default():
+        result, = v1.import_graph_def(sub, return_elements=["double:0"], name="")
+        with v1.Session() as session:
+            assert session.run(result) == 22
+    assert unused.op.name == "unused"
+
+
+# ------------------------------------------------------------ walks
+
+def test_walk_goes_breadth_first_once_each_and_stops_where_told():
+    edges = {"a": ["b", "c"], "b": ["d"], "c": ["d", "e"], "d": ["a"], "e": []}
+    assert walk(["a"], edges.__getitem__) == ["a", "b", "c", "d", "e"]
+    expanded = []
+    assert walk(["a", "a"], lambda n: expanded.append(n) or edges[n], stop={"c"}.__contains__) \
+        == ["a", "b", "c", "d"]
+    assert expanded == ["a", "b", "d"]
+
+
+def test_fixpoint_repeats_until_a_pass_changes_nothing():
+    depth = {"a": 0, "b": 0, "c": 1}
+    after = {"a": "b", "b": "c", "c": None}
+
+    def deepen(name):   # a takes b's depth + 1, b takes c's: needs passes in this order
+        below = after[name]
+        if below is not None and depth[below] + 1 > depth[name]:
+            depth[name] = depth[below] + 1
+            return True
+        return False
+    fixpoint(["a", "b", "c"], deepen)
+    assert depth == {"a": 3, "b": 2, "c": 1}
+
+
+def test_ancestors_follow_data_and_control_inputs_and_stop():
+    with tc.legacy_graph():
+        x = tf.constant(1, name="x")
+        y = tf.constant(2, name="y")
+        with tf.control_dependencies([y]):
+            z = tf.add(x, 1, name="z")
+        w = tf.identity(z, name="w")
+    assert {op.name for op in ancestors([w])} == {"w", "z", "x", "y", "z/y"}
+    assert {op.name for op in ancestors([w], lambda op: op.name == "z")} == {"w", "z"}

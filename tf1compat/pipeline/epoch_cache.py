@@ -27,7 +27,7 @@ import os
 from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
-from tf1compat.pipeline.graph_model.varying import varying_ops
+from tf1compat.pipeline.graph_model.varying import varying_op_types
 from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iteration
 
 __all__ = ["EpochCache", "plan_epoch_cache"]
@@ -43,8 +43,7 @@ def _traced(function, chunk_spec):
     datasets trace it again where they call it: there it is part of their map
     function, whose loops TensorFlow runs faster than a called function's."""
     graph = tf.function(function, autograph=False).get_concrete_function(chunk_spec).graph
-    varying = sorted({op.type for op in varying_ops(graph.get_operations(),
-                                                    graph.as_graph_def())})
+    varying = varying_op_types(graph)
     output_spec = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype),
                                         graph.structured_outputs)
     return output_spec, varying

@@ -24,8 +24,9 @@ import time
 from tf1compat._tf import tf
 from tf1compat.errors import CorruptRecordError
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import ancestors, files_read, graph_index, graph_notes
+from tf1compat.pipeline.graph_model.index import files_read, graph_index, graph_notes
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_op
+from tf1compat.pipeline.graph_model.structure import ancestors
 from tf1compat.records import tfrecord
 
 __all__ = ["explain_runner_error", "failing_op", "EXPLAINED_MARK"]

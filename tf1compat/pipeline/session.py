@@ -22,12 +22,8 @@ import weakref
 from tf1compat._checks import check_seconds
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import (
-    ancestors,
-    files_read,
-    graph_notes,
-    queue_runners,
-)
+from tf1compat.pipeline.graph_model.index import files_read, graph_notes, queue_runners
+from tf1compat.pipeline.graph_model.structure import ancestors
 from tf1compat.pipeline.queues import check_reader_queues
 from tf1compat.pipeline.runner_errors import explain_runner_error, failing_op
 

@@ -74,9 +74,7 @@ class _Prefetched:
             def take(tensor):
                 op = tensor.op
                 if op not in taken:
-                    taken[op] = tf.raw_ops.IteratorGetNext(
-                        iterator=op.inputs[0], output_types=op.get_attr("output_types"),
-                        output_shapes=op.get_attr("output_shapes"))
+                    taken[op] = tf.raw_ops.IteratorGetNext(**op_types.next_element_arguments(op))
                 value = taken[op][tensor.value_index]
                 value.set_shape(tensor.shape)
                 return value

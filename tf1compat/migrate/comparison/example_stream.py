@@ -9,7 +9,6 @@ content fingerprint for multiset comparison. TensorFlow is touched only when
 the caller already imported it.
 """
 
-import collections
 import collections.abc
 import concurrent.futures
 import contextlib
@@ -21,6 +20,7 @@ import numpy as np
 
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_index
+from tf1compat.pipeline.graph_model.structure import fixpoint, walk
 
 __all__ = ["dtype_name", "endless_source", "fingerprint", "infer_legacy_batched",
            "item_digest", "iter_examples", "opened", "why_endless"]
@@ -114,7 +114,7 @@ def _is_batch_output(tensor):
     also through identities and single-element queues such as ``prefetch_queue``."""
     op = tensor.op
     while op.type == op_types.IDENTITY:
-        tensor = op.inputs[0]
+        tensor = op_types.value_input(op)
         op = tensor.op
     if op.type in op_types.DEQUEUES_BATCH:
         return True
@@ -148,7 +148,7 @@ def _upstream(op, index):
 
 
 def _can_end(op, ends, index):
-    """Whether ``op`` can stop delivering, given what is known to end so far."""
+    """Whether ``op`` can stop delivering, given the ops known to end so far (``ends``)."""
     if op.type in op_types.ENDING:
         return True
     queue = _queue_consumed(op)
@@ -156,9 +156,9 @@ def _can_end(op, ends, index):
         enqueues = index.enqueue_ops(queue.name)
         # Without a runner the caller feeds (and closes) the queue, which may end it;
         # otherwise it closes once every enqueue op of its runners has ended.
-        if not enqueues or all(ends[e.name] for e in enqueues):
+        if not enqueues or all(e in ends for e in enqueues):
             return True
-    return any(ends[i.name] for i in _inputs(op))
+    return any(i in ends for i in _inputs(op))
 
 
 def endless_source(fetches, graph):
@@ -171,24 +171,20 @@ def endless_source(fetches, graph):
     fetches; of the endless queues the one farthest upstream (the producer) is named.
     """
     index = graph_index(graph)
-    ops = {}  # name -> op, in breadth-first order from the fetches
-    pending = collections.deque(t.op for _, t in _flatten(fetches))
-    while pending:
-        op = pending.popleft()
-        if op.name not in ops:
-            ops[op.name] = op
-            pending.extend(_upstream(op, index))
-    ends = dict.fromkeys(ops, False)
-    changed = True
-    while changed:
-        changed = False
-        for name, op in ops.items():
-            if not ends[name] and _can_end(op, ends, index):
-                ends[name] = changed = True
-    if any(ends[t.op.name] for _, t in _flatten(fetches)):
+    fetched = [t.op for _, t in _flatten(fetches)]
+    ops = walk(fetched, lambda op: _upstream(op, index))   # breadth-first from the fetches
+    ends = set()
+
+    def end(op):
+        if op in ends or not _can_end(op, ends, index):
+            return False
+        ends.add(op)
+        return True
+    fixpoint(ops, end)
+    if any(op in ends for op in fetched):
         return None
-    endless = [queue.name for name, op in ops.items()
-               if not ends[name] and (queue := _queue_consumed(op)) is not None]
+    endless = [queue.name for op in ops
+               if op not in ends and (queue := _queue_consumed(op)) is not None]
     return endless[-1] if endless else None
 
 

@@ -206,7 +206,8 @@ def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None
     for fetch, value in zip(flat, values, strict=True):
         value.set_shape(fetch.shape)
     drop_queue_runners(graph, lowering.queues)
-    graph_notes(graph).dequeues_replaced[values[0].op.inputs[0].op.name] = flat[0].op.name
+    iterator = op_types.iterator_of(values[0].op).op.name
+    graph_notes(graph).dequeues_replaced[iterator] = flat[0].op.name
     return tf.nest.pack_sequence_as(fetches, values)   # a list stays a list (tf.data: tuples)
 
 
@@ -219,7 +220,7 @@ def queue_end_error(error, graph):
     op = error.op
     if op is None or op.graph is not graph or op.type not in op_types.ITERATOR_OUTPUTS:
         return None
-    dequeue = graph_notes(graph).dequeues_replaced.get(op.inputs[0].op.name)
+    dequeue = graph_notes(graph).dequeues_replaced.get(op_types.iterator_of(op).op.name)
     if dequeue is None:
         return None
     dequeue = graph.get_operation_by_name(dequeue)

@@ -37,10 +37,10 @@ import itertools
 
 from tf1compat._tf import tf, v1
 from tf1compat.migrate.lowering.feature_pruning import ParsePruning
-from tf1compat.migrate.lowering.graph_function import sub_graph_def, trace_function
+from tf1compat.migrate.lowering.graph_function import trace_function
 from tf1compat.migrate.lowering.plan import Batch, Map, Shuffle, Step
 from tf1compat.pipeline.graph_model import cond_branches, op_types
-from tf1compat.pipeline.graph_model.index import ancestors
+from tf1compat.pipeline.graph_model.structure import ancestors, sub_graph_def
 from tf1compat.pipeline.graph_model.varying import called_nodes
 
 __all__ = ["vectorize", "VectorizedMap"]
@@ -65,14 +65,17 @@ def _one_value_of(tensor, inputs):
     or a reshape to ``[1]`` (the op's type) made a vector of one; else None."""
     if tensor.name in inputs:
         return (tensor.name, None) if tensor.shape.rank == 0 else None
-    source = tensor.op.inputs[0] if tensor.op.inputs else None
-    if source is None or source.name not in inputs:
+    op = tensor.op
+    if op.type not in (op_types.EXPAND_DIMS, op_types.RESHAPE):
         return None
-    if tensor.op.type == op_types.EXPAND_DIMS and source.shape.rank in (0, None) and \
-            tf.get_static_value(tensor.op.inputs[1]) == 0:
-        return source.name, tensor.op.type
-    if tensor.op.type == op_types.RESHAPE and _has_shape(tensor, [1]):
-        return source.name, tensor.op.type
+    source = op_types.value_input(op)
+    if source.name not in inputs:
+        return None
+    if op.type == op_types.EXPAND_DIMS and source.shape.rank in (0, None) and \
+            tf.get_static_value(op_types.expand_dims_axis(op)) == 0:
+        return source.name, op.type
+    if op.type == op_types.RESHAPE and _has_shape(tensor, [1]):
+        return source.name, op.type
     return None
 
 
@@ -82,7 +85,9 @@ class _BatchedParse:
     def __init__(self, op, records, names, graph_def, pruning):
         self.op, self.records, self.names = op, records, names
         self.pruning = pruning or ParsePruning(op, {t.name for t in op.outputs})
-        self.arguments = trace_function(graph_def, list(op.inputs[1 if names is None else 2:]))
+        given_names = [] if names is not None else [op_types.parse_names(op)]
+        self.arguments = trace_function(graph_def,
+                                        given_names + op_types.parse_keys_and_defaults(op))
 
     def outputs(self):
         """The parse's outputs the batched parse gives (its kept dense values)."""
@@ -113,14 +118,14 @@ def _batched_parse(op, inputs, function, graph_def):
     """A :class:`_BatchedParse` of ``op``, or None: a parse of one record (or of a
     vector of one) of a function input, with no example names or the input's own,
     whose outputs the function uses are dense features of fully defined shapes."""
-    records = _one_value_of(op.inputs[0], inputs)
-    names = _one_value_of(op.inputs[1], inputs)
-    if records is None or (names is None and not _has_shape(op.inputs[1], [0])):
+    records = _one_value_of(op_types.parse_records(op), inputs)
+    names = _one_value_of(op_types.parse_names(op), inputs)
+    if records is None or (names is None and not _has_shape(op_types.parse_names(op), [0])):
         return None
     if names is not None and (names[1] is None) != (records[1] is None):
         return None     # one of names and records a vector of one, the other a scalar
     pruning = function.prunings.get(op.name)
-    shapes = op.get_attr("dense_shapes")
+    shapes = op_types.parse_dense_shapes(op)
     parsed = pruning.kept["dense"] if pruning is not None else range(len(shapes))
     if not all(tf.TensorShape(shapes[i]).is_fully_defined() for i in parsed):
         return None
@@ -135,7 +140,7 @@ def _exact_one_by_one(node):
     """Whether the op of ``node`` gives its values example by example inside tf.map_fn."""
     if node.op in op_types.BATCH_EXACT or node.op in op_types.PER_EXAMPLE_EXACT:
         return True
-    dtype = node.attr["T"].type if "T" in node.attr else None
+    dtype = op_types.node_type(node)
     return node.op in op_types.INTEGER_BATCH_EXACT and dtype is not None and (
         tf.as_dtype(dtype).is_integer or tf.as_dtype(dtype) == tf.bool)
 
@@ -160,7 +165,8 @@ class _Lifting:
         parse_ops = {parse.op.name for parse in parses}
         given = {t.name for t in function.inputs} | {
             t.name for parse in parses for t in parse.outputs()}
-        decoded = [op.inputs[0] for op in decodes if op.inputs[0].name not in given]
+        decoded = [op_types.decode_raw_bytes(op) for op in decodes
+                   if op_types.decode_raw_bytes(op).name not in given]
         self.decode_inputs = trace_function(
             graph_def, decoded, lambda op: op.name in parse_ops or op in sources) \
             if decoded else None
@@ -182,7 +188,8 @@ class _Lifting:
         values = dict(values)
         if not self.has_decode_inputs(values):
             values.update(_run_vectorized(self.decode_inputs, values))
-        lengths = [tf.strings.length(values[op.inputs[0].name]) for op in self.decodes]
+        lengths = [tf.strings.length(values[op_types.decode_raw_bytes(op).name])
+                   for op in self.decodes]
         return values, [tf.reduce_all(tf.equal(n, n[:1])) for n in lengths]
 
     def outputs(self, values):
@@ -191,8 +198,7 @@ class _Lifting:
         values = dict(values)
         for op in self.decodes:
             values[op.outputs[0].name] = tf.io.decode_raw(
-                values[op.inputs[0].name], op.get_attr("out_type"),
-                little_endian=op.get_attr("little_endian"))
+                values[op_types.decode_raw_bytes(op).name], **op_types.decode_raw_settings(op))
         if self.rest.outputs:
             if self.vectorized:
                 results = _run_vectorized(self.rest, values)
@@ -236,8 +242,8 @@ def _plan_lifting(function, graph_def, parses=None):
     parse_ops = {parse.op.name for parse in parses}
     sources = {t.op for t in function.inputs}
     decodes = [op for op in function.ops if op.type == op_types.DECODE_RAW and all(
-        _exact(before) for before in ancestors([op.inputs[0]], lambda o: o.name in parse_ops
-                                               or o in sources)
+        _exact(before) for before in ancestors([op_types.decode_raw_bytes(op)],
+                                               lambda o: o.name in parse_ops or o in sources)
         if before.name not in parse_ops and before not in sources)]
     lifted = parse_ops | {op.name for op in decodes}
     if all(op.name in lifted or _exact(op) for op in function.ops):
@@ -300,7 +306,8 @@ def _branch_variants(function, graph_def, base):
     vectorize first), given its ``base`` lifting (their parses are its); none when it
     has no cond, or too many."""
     conds = [op for op in function.ops if op.type in op_types.IFS]
-    if any(op.inputs[0].dtype != tf.bool or op.inputs[0].shape.rank != 0 for op in conds):
+    predicates = [op_types.cond_predicate(op) for op in conds]
+    if any(p.dtype != tf.bool or p.shape.rank != 0 for p in predicates):
         return []   # an If's predicate that is not a boolean scalar (tf.cond makes those)
     choices = []
     for op in conds:
@@ -310,7 +317,6 @@ def _branch_variants(function, graph_def, base):
         return []
     parse_ops = {parse.op.name for parse in base.parses}
     sources = {t.op for t in function.inputs}
-    predicates = [op.inputs[0] for op in conds]
     if any(not _exact(op) for op in trace_function(
             graph_def, predicates, lambda op: op.name in parse_ops or op in sources).ops):
         return []   # a predicate computed inside a cond, or not by pfor

@@ -51,6 +51,7 @@ from tf1compat.migrate.lowering.plan import (
 )
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.structure import fixpoint, input_ops
 from tf1compat.pipeline.graph_model.varying import varying_ops
 from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iteration
 
@@ -73,19 +74,21 @@ def _split(map_step, graph_def):
     inputs = {t.name for t in function.inputs}
     varying = set(varying_ops(order, graph_def))
     tainted, fed = set(), set()
-    changed = True
-    while changed:   # to a fixed point: a TF1 cond adds its Switch after the op using it
-        changed = False
-        for op in order:
-            upstream = [t.op for t in op.inputs] + list(op.control_inputs)
-            if op not in tainted and (op in varying or any(o in tainted for o in upstream)):
-                tainted.add(op)
-                fed.discard(op)
-                changed = True
-            elif op not in tainted and op not in fed and any(
-                    t.name in inputs or t.op in fed for t in op.inputs):
-                fed.add(op)
-                changed = True
+
+    def spread(op):
+        """Taint ``op`` when it varies or takes from a tainted op, else feed it from the
+        inputs; whether that changed anything."""
+        if op in tainted:
+            return False
+        if op in varying or any(o in tainted for o in input_ops(op)):
+            tainted.add(op)
+            fed.discard(op)
+            return True
+        if op not in fed and any(t.name in inputs or t.op in fed for t in op.inputs):
+            fed.add(op)
+            return True
+        return False
+    fixpoint(order, spread)   # not one pass: a TF1 cond adds its Switch after the op using it
     if not any(op.type not in op_types.PLUMBING for op in fed):
         return "the per-example map starts with no deterministic work to keep"
 
@@ -129,9 +132,9 @@ def _narrowest(column, fed, cached, in_branch, moved):
     chain, tensor, best = [], column, (_held_bytes(column), 0, column)
     while (tensor.op in fed and tensor.op.type in op_types.RECOMPUTED_AFTER_CACHE
            and not tensor.op.control_inputs
-           and not any(cached(t) for t in tensor.op.inputs[1:])):
+           and not any(cached(t) for t in op_types.shaping_inputs(tensor.op))):
         chain.append(tensor.op)
-        tensor = tensor.op.inputs[0]
+        tensor = op_types.value_input(tensor.op)
         if (tensor.op not in fed or tensor.op in in_branch or tensor.dtype == tf.string
                 or not tensor.shape.is_fully_defined()):
             break
@@ -145,18 +148,18 @@ def _inside_tf1_cond(order):
     Merges on a path from the function's inputs (control inputs count: a branch's
     constants hang on its pivot)."""
     depth = dict.fromkeys(order, 0)
-    changed = True
-    while changed:
-        changed = False
-        for op in order:
-            upstream = [t.op for t in op.inputs] + list(op.control_inputs)
-            level = max((depth.get(o, 0) for o in upstream), default=0)
-            if op.type in op_types.COND_SWITCHES:
-                level += 1
-            elif op.type in op_types.COND_MERGES:
-                level = max(level - 1, 0)
-            if level > depth[op] and level <= len(order):
-                depth[op], changed = level, True
+
+    def deepen(op):
+        level = max((depth.get(o, 0) for o in input_ops(op)), default=0)
+        if op.type in op_types.COND_SWITCHES:
+            level += 1
+        elif op.type in op_types.COND_MERGES:
+            level = max(level - 1, 0)
+        if level > depth[op] and level <= len(order):
+            depth[op] = level
+            return True
+        return False
+    fixpoint(order, deepen)
     return {op for op, level in depth.items() if level}
 
 

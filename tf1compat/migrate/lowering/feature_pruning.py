@@ -23,7 +23,7 @@ __all__ = ["ParsePruning", "prune_parses"]
 
 def _constant_keys(parse, kind):
     """The keys of ``kind`` (bytes), or None when they are not constants."""
-    keys = tf.get_static_value(parse.inputs[op_types.PARSE_KEYS_INPUT[kind]])
+    keys = tf.get_static_value(op_types.parse_keys(parse, kind))
     return None if keys is None else keys.tolist()
 
 
@@ -120,21 +120,15 @@ class ParsePruning:
         from the values of the op's inputs after ``serialized`` (names, the three key
         lists, the defaults)."""
         names, sparse_keys, dense_keys, ragged_keys, *defaults = arguments
-        parse, kept = self.parse, self.kept
+        kept = self.kept
 
         def keys(kind, values):
             return tf.gather(values, tf.constant(kept[kind], tf.int32))
-
-        def attribute(name, kind):
-            return [parse.get_attr(name)[i] for i in kept[kind]]
         return {"names": names, "sparse_keys": keys("sparse", sparse_keys),
                 "dense_keys": keys("dense", dense_keys), "ragged_keys": keys("ragged", ragged_keys),
                 "dense_defaults": [defaults[i] for i in kept["dense"]],
-                "num_sparse": len(kept["sparse"]),
-                "sparse_types": attribute("sparse_types", "sparse"),
-                "dense_shapes": attribute("dense_shapes", "dense"),
-                "ragged_value_types": attribute("ragged_value_types", "ragged"),
-                "ragged_split_types": attribute("ragged_split_types", "ragged")}
+                op_types.PARSE_NUM_SPARSE: len(kept["sparse"]),
+                **op_types.parse_key_attributes(self.parse, kept)}
 
 
 def prune_parses(ops, outputs):

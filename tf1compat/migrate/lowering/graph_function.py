@@ -18,10 +18,19 @@ from tf1compat._tf import tf, v1
 from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.feature_pruning import prune_parses
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import ancestors
+from tf1compat.pipeline.graph_model.structure import (
+    InputName,
+    add_constant_node,
+    ancestors,
+    consumed_tensors,
+    keep_reachable,
+    parse_input,
+    rename_inputs,
+    sub_graph_def,
+)
 from tf1compat.pipeline.graph_model.varying import has_stateful_ops, varying_ops
 
-__all__ = ["GraphFunction", "trace_function", "check_fetch", "sub_graph_def"]
+__all__ = ["GraphFunction", "trace_function", "check_fetch"]
 
 _SPARSE_REASON = ("a SparseTensor through a batching queue (e.g. a VarLenFeature) is not "
                   "lowered; make it dense before batching (tf.sparse.to_dense)")
@@ -85,39 +94,11 @@ def trace_function(graph_def, outputs, is_stop=lambda op: False, prune_features=
     return GraphFunction(graph_def, ops, ordered, list(outputs), prunings)
 
 
-def sub_graph_def(graph_def, names):
-    """The nodes ``names`` of ``graph_def`` (graph order), importable on their own:
-    no devices, no colocation, no control inputs from outside."""
-    sub = type(graph_def)()
-    sub.versions.CopyFrom(graph_def.versions)
-    sub.library.CopyFrom(graph_def.library)
-    for node in graph_def.node:
-        if node.name not in names:
-            continue
-        copy = sub.node.add()
-        copy.CopyFrom(node)
-        copy.device = ""
-        if "_class" in copy.attr:
-            del copy.attr["_class"]
-        kept = [name for name in copy.input
-                if not name.startswith("^") or name[1:] in names]
-        del copy.input[:]
-        copy.input.extend(kept)
-    return sub
-
-
-def _add_string_constant(graph_def, name, values):
-    """Add a constant node holding the 1-D string tensor ``values``; returns its name."""
-    taken = {node.name for node in graph_def.node}
-    unique, count = name, 0
-    while unique in taken:
-        count += 1
-        unique = f"{name}_{count}"
-    node = graph_def.node.add()
-    node.name, node.op = unique, "Const"
-    node.attr["dtype"].type = tf.string.as_datatype_enum
-    node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(values, tf.string, [len(values)]))
-    return unique
+def _string_constant(graph_def):
+    """``add(name, values)``: adds a constant node of the strings ``values`` to
+    ``graph_def``, returns its name."""
+    return lambda name, values: add_constant_node(
+        graph_def, name, tf.make_tensor_proto(values, tf.string, [len(values)]))
 
 
 def _prune(graph_def, prunings, computed):
@@ -129,31 +110,12 @@ def _prune(graph_def, prunings, computed):
     moved = {}
     for node in list(graph_def.node):
         if node.name in prunings:
-            prunings[node.name].rebuild_node(
-                node, lambda name, values: _add_string_constant(graph_def, name, values))
-            moved.update({f"{node.name}:{old}": f"{node.name}:{new}"
+            prunings[node.name].rebuild_node(node, _string_constant(graph_def))
+            moved.update({InputName(node.name, old).tensor: InputName(node.name, new).tensor
                           for old, new in prunings[node.name].output_map().items()})
-
-    def renamed(name):
-        control, name = name.startswith("^"), name.lstrip("^")
-        name = name if control or ":" in name else f"{name}:0"
-        return "^" + name if control else moved.get(name, name)
-    for node in graph_def.node:
-        inputs = [renamed(name) for name in node.input]
-        del node.input[:]
-        node.input.extend(inputs)
-    returned = [renamed(name) for name in computed]
-    nodes = {node.name: node for node in graph_def.node}
-    needed, pending = set(), [name.partition(":")[0] for name in returned]
-    while pending:
-        name = pending.pop()
-        if name in needed or name not in nodes:
-            continue
-        needed.add(name)
-        pending.extend(i.lstrip("^").partition(":")[0] for i in nodes[name].input)
-    for index in reversed(range(len(graph_def.node))):
-        if graph_def.node[index].name not in needed:
-            del graph_def.node[index]
+    rename_inputs(graph_def, moved)
+    returned = [moved.get(name, name) for name in computed]
+    keep_reachable(graph_def, returned)
     return returned
 
 
@@ -173,9 +135,7 @@ class GraphFunction:
         self._returned = _prune(self._graph_def, self.prunings, self._computed)
         kept = {node.name for node in self._graph_def.node}
         self.ops = [op for op in ops if op.name in kept]
-        consumed = {name if ":" in name else f"{name}:0"
-                    for node in self._graph_def.node for name in node.input
-                    if not name.startswith("^")}
+        consumed = consumed_tensors(self._graph_def)
         self._mapped = [t.name for t in inputs if t.name in consumed]
         self._isolated = has_stateful_ops(self._graph_def)
 
@@ -214,11 +174,8 @@ class GraphFunction:
         position.update({t.op.name: f"in{t.op.type}" for t in self.inputs})
         nodes = []
         for node in self._graph_def.node:
-            inputs = []
-            for name in node.input:
-                control, name = name.startswith("^"), name.lstrip("^")
-                op_name, _, index = name.partition(":")
-                inputs.append((control, position.get(op_name, op_name), index))
+            inputs = [(name.control, position.get(name.op, name.op), name.index)
+                      for name in map(parse_input, node.input)]
             attrs = sorted((key, value.SerializeToString(deterministic=True))
                            for key, value in node.attr.items())
             nodes.append((node.op, tuple(inputs), tuple(attrs)))

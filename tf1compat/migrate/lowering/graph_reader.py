@@ -216,7 +216,7 @@ class GraphReader:
         (values,), num_epochs = op_types.enqueued(enqueue), None
         counters = [c for c in values.op.control_inputs if c.type in op_types.COUNT_UP_TO]
         if values.op.type == op_types.IDENTITY and counters:
-            values, num_epochs = values.op.inputs[0], op_types.count_limit(counters[0])
+            values, num_epochs = op_types.value_input(values.op), op_types.count_limit(counters[0])
         function = trace_function(self.graph_def, [values],
                                   lambda op: op.type in _SOURCES or _set_once(op) is not None)
         initial = [trace_function(self.graph_def, [_set_once(t.op)]) for t in function.inputs
@@ -258,7 +258,7 @@ class GraphReader:
 def _set_once(read):
     """The value of the variable ``read`` reads when only its initializer sets it
     (``match_filenames_once``), else None."""
-    variable = read.inputs[0].op if read.inputs else None
+    variable = op_types.read_variable(read)
     if read.type == op_types.READ_VARIABLE and variable.type == op_types.RESOURCE_VARIABLE:
         assign = op_types.ASSIGN_VARIABLE
     elif read.type == op_types.IDENTITY and variable is not None and \
@@ -270,7 +270,7 @@ def _set_once(read):
                if op.type not in op_types.VARIABLE_READS]
     if len(writers) != 1 or writers[0].type != assign:
         return None
-    return writers[0].inputs[1]
+    return op_types.assigned_value(writers[0])
 
 
 def _reader_settings(source):

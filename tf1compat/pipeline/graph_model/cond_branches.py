@@ -15,6 +15,7 @@ from tensorflow.python.framework.function_def_to_graph import function_def_to_gr
 
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.structure import InputName, data_inputs, parse_input
 
 __all__ = ["with_branch", "branch_nodes", "copied_prefix", "passing_branch", "called_cond"]
 
@@ -41,9 +42,10 @@ def passing_branch(graph_def, node):
     return None
 
 
-def _renamed(name, prefix):
-    control = name.startswith("^")
-    return ("^" if control else "") + prefix + name.lstrip("^")
+def _renamed(text, prefix):
+    """The GraphDef input ``text`` with ``prefix`` before the name of its node."""
+    name = parse_input(text)
+    return str(name._replace(op=prefix + name.op))
 
 
 def copied_prefix(name, taken):
@@ -61,8 +63,8 @@ def with_branch(graph_def, name, taken):
     function = _function(result, node, taken)
     body, flat_names = function_def_to_graph_def(function)
     prefix = copied_prefix(name, taken)
-    arguments = [i for i in node.input if not i.startswith("^")][1:]
-    controls = [i for i in node.input if i.startswith("^")]
+    arguments = [str(argument) for argument in data_inputs(node)[1:]]   # after the predicate
+    controls = [text for text in node.input if parse_input(text).control]
     by_argument = dict(zip((a.name for a in function.signature.input_arg), arguments,
                            strict=True))
     copies = []
@@ -71,7 +73,7 @@ def with_branch(graph_def, name, taken):
         if inner.name in by_argument:     # an argument's placeholder: the If's input
             copy.name, copy.op = prefix + inner.name, op_types.IDENTITY
             copy.input.append(by_argument[inner.name])
-            copy.attr["T"].type = inner.attr["dtype"].type
+            copy.attr[op_types.TYPE_ATTRIBUTE].type = inner.attr[op_types.DTYPE_ATTRIBUTE].type
         else:
             copy.CopyFrom(inner)
             copy.name = prefix + inner.name
@@ -79,12 +81,13 @@ def with_branch(graph_def, name, taken):
             copy.input.extend(_renamed(i, prefix) for i in inner.input)
         copy.input.extend(controls)
         copies.append(copy.name)
-    outputs = [prefix + flat_names[function.ret[arg.name]]
+    outputs = [_renamed(flat_names[function.ret[arg.name]], prefix)
                for arg in function.signature.output_arg]
     passed = node_def_pb2.NodeDef(name=name, op="IdentityN" if outputs else "NoOp")
-    passed.input.extend(outputs or [f"^{copy}" for copy in copies])
+    passed.input.extend(outputs or [str(InputName(copy, control=True)) for copy in copies])
     if outputs:
-        passed.attr["T"].list.type.extend(node.attr[op_types.IF_OUTPUT_TYPES].list.type)
+        output_types = node.attr[op_types.IF_OUTPUT_TYPES].list.type
+        passed.attr[op_types.TYPE_ATTRIBUTE].list.type.extend(output_types)
     result.node[index].CopyFrom(passed)
     return result
 

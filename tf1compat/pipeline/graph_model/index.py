@@ -1,5 +1,5 @@
-"""The queues of one graph, their queue runners and enqueue ops, the walks over them,
-and what tf1compat noted about the graph.
+"""The queues of one graph, their queue runners and enqueue ops, the walk upstream
+through them, and what tf1compat noted about the graph.
 
 :func:`graph_index` builds a :class:`GraphIndex` from the graph's queue runners as
 they are now (reading them is cheap; an index kept between calls would keep its graph
@@ -9,26 +9,10 @@ alive). :func:`queue_runners` is the one place the runners' collection is read,
 
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.notes import graph_notes
+from tf1compat.pipeline.graph_model.structure import walk
 
-__all__ = ["GraphIndex", "graph_index", "graph_notes", "ancestors", "files_read", "queue_runners",
+__all__ = ["GraphIndex", "graph_index", "graph_notes", "files_read", "queue_runners",
            "drop_queue_runners", "read_ops"]
-
-
-def ancestors(tensors_or_ops, stop=lambda op: False):
-    """Ops reachable backwards from ``tensors_or_ops`` through data and control inputs;
-    ``stop(op)`` True ends a path (the op itself is included)."""
-    pending = [getattr(t, "op", t) for t in tensors_or_ops]
-    seen = set()
-    while pending:
-        op = pending.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        if stop(op):
-            continue
-        pending.extend(t.op for t in op.inputs)
-        pending.extend(op.control_inputs)
-    return seen
 
 
 def files_read(read):
@@ -75,21 +59,17 @@ class GraphIndex:
         """``(ops, queue names)``: the ops ``tensors_or_ops`` wait for, directly or through
         the enqueue ops of queue runners, and the queues on the way; tensors in ``fed``
         cut the path."""
-        fed = set(fed)
-        pending = [getattr(t, "op", t) for t in tensors_or_ops]
-        seen, queues = set(), set()
-        while pending:
-            op = pending.pop()
-            if op in seen:
-                continue
-            seen.add(op)
+        fed, queues = set(fed), set()
+
+        def expand(op):
+            following = [t.op for t in op.inputs if t not in fed] + list(op.control_inputs)
             if op.type in op_types.DEQUEUES or op.type in op_types.READS:
                 queue = op_types.queue_handle(op).op.name
                 queues.add(queue)
-                pending.extend(self.enqueue_ops(queue))
-            pending.extend(t.op for t in op.inputs if t not in fed)
-            pending.extend(op.control_inputs)
-        return seen, frozenset(queues)
+                following += self.enqueue_ops(queue)
+            return following
+        ops = walk((getattr(t, "op", t) for t in tensors_or_ops), expand)
+        return set(ops), frozenset(queues)
 
 
 def graph_index(graph):

@@ -1,8 +1,9 @@
 """What tf1compat assumes about TensorFlow's graphs, in one place and TF-free.
 
 Op types (V2 ops take resource handles; the TF1-era ones, refs), the inputs
-they take by position, the attributes read, and the texts of the error messages
-parsed. ``tests/test_graph_model.py`` checks each against TensorFlow.
+they take by position and the attributes read (each behind an accessor the wings
+call: ``value_input(op)``, ``parse_records(parse)``, ...), and the texts of the error
+messages parsed. ``tests/test_graph_model.py`` checks each against TensorFlow.
 """
 
 import re
@@ -116,11 +117,25 @@ EXPAND_DIMS, RESHAPE = "ExpandDims", "Reshape"
 # the sparse keys. Outputs: sparse indices, values and shapes (one each per sparse
 # key), dense values, ragged values, ragged row splits.
 PARSE_KEY_KINDS = ("sparse", "dense", "ragged")
+PARSE_RECORDS_INPUT, PARSE_NAMES_INPUT = 0, 1
 PARSE_KEYS_INPUT = {"sparse": 2, "dense": 3, "ragged": 4}
 PARSE_FIRST_DEFAULT = 5
-PARSE_KEY_ATTRIBUTES = {"sparse": ("sparse_types",), "dense": ("Tdense", "dense_shapes"),
+# (tf.raw_ops.ParseExampleV2 infers the dense keys' types from their defaults)
+PARSE_DENSE_TYPES, PARSE_DENSE_SHAPES = "Tdense", "dense_shapes"
+PARSE_KEY_ATTRIBUTES = {"sparse": ("sparse_types",),
+                        "dense": (PARSE_DENSE_TYPES, PARSE_DENSE_SHAPES),
                         "ragged": ("ragged_value_types", "ragged_split_types")}
 PARSE_NUM_SPARSE = "num_sparse"
+# The element type most ops compute on (Identity, Add, ...); a Const's or a
+# Placeholder's type; a Const's value (a TensorProto).
+TYPE_ATTRIBUTE, DTYPE_ATTRIBUTE, CONST_VALUE = "T", "dtype", "value"
+CONST = "Const"
+# A node's colocation constraints (``loc:@op`` entries: tf.compat.v1.colocate_with).
+COLOCATION = "_class"
+# The element types and shapes an IteratorGetNext op gives.
+ITERATOR_ELEMENT_ATTRIBUTES = ("output_types", "output_shapes")
+# DecodeRaw's settings: its output type and byte order.
+DECODE_RAW_ATTRIBUTES = ("out_type", "little_endian")
 # Ops that can end a pipeline with OutOfRangeError besides a closed queue: the epoch
 # counter of producers with num_epochs, py_func generators, tf.data iterators.
 ENDING = COUNT_UP_TO | PY_FUNCS | ITERATOR_OUTPUTS
@@ -153,6 +168,69 @@ def batch_size_input(dequeue):
     return dequeue.inputs[1]
 
 
+def value_input(op):
+    """The tensor whose values an op that passes, moves or casts them takes (Identity,
+    ExpandDims, Reshape, the RECOMPUTED_AFTER_CACHE ops): its first input."""
+    return op.inputs[0]
+
+
+def shaping_inputs(op):
+    """The inputs of such an op besides its values: a shape, an axis, a permutation,
+    paddings, slice bounds."""
+    return list(op.inputs[1:])
+
+
+def expand_dims_axis(expand_dims):
+    """The tensor holding the axis an ExpandDims op adds."""
+    return expand_dims.inputs[1]
+
+
+def read_variable(read):
+    """The op a variable read takes its value from (a ReadVariableOp: the resource
+    variable; the Identity of a ref variable: the variable), or None for an op without
+    inputs."""
+    return read.inputs[0].op if read.inputs else None
+
+
+def assigned_value(assign):
+    """The tensor an Assign or AssignVariableOp op writes into its variable."""
+    return assign.inputs[1]
+
+
+def iterator_of(get_next):
+    """The iterator (a resource tensor) an IteratorGetNext op takes an element from."""
+    return get_next.inputs[0]
+
+
+def next_element_arguments(get_next):
+    """The arguments of ``tf.raw_ops.IteratorGetNext`` that take another element from
+    the iterator of ``get_next`` (an IteratorGetNext op), of the same types and shapes."""
+    return {"iterator": iterator_of(get_next),
+            **{name: get_next.get_attr(name) for name in ITERATOR_ELEMENT_ATTRIBUTES}}
+
+
+def cond_predicate(cond):
+    """The predicate of an ``If`` / ``StatelessIf`` op (its first input)."""
+    return cond.inputs[0]
+
+
+def decode_raw_bytes(decode):
+    """The strings a DecodeRaw op decodes."""
+    return decode.inputs[0]
+
+
+def decode_raw_settings(decode):
+    """``{"out_type", "little_endian"}`` of a DecodeRaw op, as ``tf.io.decode_raw``
+    takes them."""
+    return {name: decode.get_attr(name) for name in DECODE_RAW_ATTRIBUTES}
+
+
+def node_type(node):
+    """The element type (a DataType number) a NodeDef's op computes on (its ``T``
+    attribute), or None for an op without one."""
+    return node.attr[TYPE_ATTRIBUTE].type if TYPE_ATTRIBUTE in node.attr else None
+
+
 def op_seeds(op):
     """``(seed, seed2)`` of a random op or a RandomShuffleQueue."""
     return op.get_attr("seed"), op.get_attr("seed2")
@@ -176,8 +254,44 @@ def count_limit(counter):
 
 def parse_key_counts(parse):
     """``{kind: number of keys}`` of a ParseExampleV2 op."""
-    return {"sparse": parse.get_attr(PARSE_NUM_SPARSE), "dense": len(parse.get_attr("Tdense")),
+    return {"sparse": parse.get_attr(PARSE_NUM_SPARSE),
+            "dense": len(parse.get_attr(PARSE_DENSE_TYPES)),
             "ragged": len(parse.get_attr("ragged_value_types"))}
+
+
+def parse_records(parse):
+    """The serialized records a ParseExampleV2 op parses."""
+    return parse.inputs[PARSE_RECORDS_INPUT]
+
+
+def parse_names(parse):
+    """The tensor of the example names a ParseExampleV2 op takes (empty: no names)."""
+    return parse.inputs[PARSE_NAMES_INPUT]
+
+
+def parse_keys(parse, kind):
+    """The tensor of a ParseExampleV2 op's keys of ``kind`` (PARSE_KEY_KINDS)."""
+    return parse.inputs[PARSE_KEYS_INPUT[kind]]
+
+
+def parse_keys_and_defaults(parse):
+    """A ParseExampleV2 op's inputs after the names: its three key lists, then one
+    default per dense key."""
+    return list(parse.inputs[PARSE_KEYS_INPUT["sparse"]:])
+
+
+def parse_dense_shapes(parse):
+    """The shapes of a ParseExampleV2 op's dense keys."""
+    return parse.get_attr(PARSE_DENSE_SHAPES)
+
+
+def parse_key_attributes(parse, kept):
+    """``{attribute: values}``: a ParseExampleV2 op's per-key attributes
+    (PARSE_KEY_ATTRIBUTES) for the keys at ``kept`` (``{kind: positions}``), named as
+    ``tf.raw_ops.ParseExampleV2`` takes them (without the inferred PARSE_DENSE_TYPES)."""
+    return {name: [parse.get_attr(name)[i] for i in kept[kind]]
+            for kind, names in PARSE_KEY_ATTRIBUTES.items() for name in names
+            if name != PARSE_DENSE_TYPES}
 
 
 def parse_output_positions(counts):

@@ -9,7 +9,9 @@ because a branch holds an ``Assert``. An op type TensorFlow does not know varies
 
 from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
 
-__all__ = ["called_nodes", "has_stateful_ops", "varying_ops"]
+from tf1compat.pipeline.graph_model.structure import walk
+
+__all__ = ["called_nodes", "has_stateful_ops", "varying_ops", "varying_op_types"]
 
 
 def _attribute_functions(attributes):
@@ -51,20 +53,21 @@ def varying_ops(ops, graph_def):
     return [op for op in ops if _node_varies(op.node_def, functions, known)]
 
 
+def varying_op_types(graph):
+    """The types of the ops of ``graph`` whose values may vary between calls, sorted."""
+    return sorted({op.type for op in varying_ops(graph.get_operations(), graph.as_graph_def())})
+
+
 def called_nodes(node, graph_def):
     """The nodes of the functions ``node`` calls (``If`` branches, ``Case``
     branches, ...), and of those they call."""
     functions = {f.signature.name: f for f in graph_def.library.function}
-    pending, seen, nodes = list(_attribute_functions(node.attr)), set(), []
-    while pending:
-        name = pending.pop()
-        if name in seen or name not in functions:
-            continue
-        seen.add(name)
-        for inner in functions[name].node_def:
-            nodes.append(inner)
-            pending.extend(_attribute_functions(inner.attr))
-    return nodes
+
+    def library_calls(attributes):
+        return [name for name in _attribute_functions(attributes) if name in functions]
+    called = walk(library_calls(node.attr), lambda name: [
+        callee for inner in functions[name].node_def for callee in library_calls(inner.attr)])
+    return [inner for name in called for inner in functions[name].node_def]
 
 
 def _stateful_node(node, functions, known):
