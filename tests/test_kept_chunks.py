@@ -42,11 +42,11 @@ def read_with_time(filename):
     return tf.data.TFRecordDataset(filename).batch(CHUNK).map(parsed)
 
 
-def stored(paths, names, budget, parallel=1, missing="test"):
+def stored(paths, names, budget, parallel=1):
     """The dataset of the chunks the store gives for ``names`` (a dataset), read
     ``parallel`` names at once."""
     def iteration():
-        store = KeptChunks(sorted(paths), read_with_time, SPECS, budget, missing)
+        store = KeptChunks(sorted(paths), read_with_time, SPECS, budget)
         if parallel == 1:
             return names.flat_map(store.chunks)
         return names.interleave(store.chunks, cycle_length=parallel,
@@ -154,9 +154,11 @@ def test_readings_at_once_give_every_row_once_each(files, budget_rows):
 
 def test_a_name_outside_the_files_fails_naming_what_to_do(files):
     names = tf.data.Dataset.from_tensor_slices([files["a"], files["b"]])
-    dataset = stored([files["a"]], names, 10 ** 9, missing="the file list changed")
+    dataset = stored([files["a"]], names, 10 ** 9)
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r"a file the in-memory cache does not hold \(the file list changed\)"):
+                       match=r"a file the in-memory cache does not hold \(the file names "
+                       r"changed since the cache was planned.*\); turn the cache off "
+                       r"\(cache=False, or --no-cache\)"):
         list(dataset.as_numpy_iterator())
 
 

@@ -33,8 +33,6 @@ from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iter
 __all__ = ["EpochCache", "plan_epoch_cache"]
 
 _SAMPLE = 256          # records of the first file whose sizes give the estimate
-_MISSING = ("the queue's names changed since the fast path was built); turn the cache "
-            "off (cache=False")
 
 
 def _traced(function, chunk_spec):
@@ -64,10 +62,9 @@ class EpochCache:
     ``file_chunks(name)`` gives (``output_spec`` is what ``parse_chunk`` gives), held
     within ``budget`` bytes; ``estimate`` is what they were expected to hold."""
 
-    def __init__(self, files, file_chunks, parse_chunk, budget, output_spec):
+    def __init__(self, files, file_chunks, parse_chunk, budget, output_spec, estimate):
         self.files, self.file_chunks, self.parse_chunk = files, file_chunks, parse_chunk
-        self.budget, self.output_spec = budget, output_spec
-        self.estimate = 0
+        self.budget, self.output_spec, self.estimate = budget, output_spec, estimate
 
     def text(self):
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
@@ -98,7 +95,7 @@ class EpochCache:
 
         def iteration():
             store = KeptChunks(self.files, lambda filename: self._parsed(filename, threads),
-                               specs, self.budget, _MISSING)
+                               specs, self.budget)
 
             @tf.autograph.experimental.do_not_convert
             def per_file(filename):
@@ -127,12 +124,11 @@ def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec
     if varying:
         return None, (f"the parse may give other values every epoch (stateful "
                       f"{', '.join(varying)})")
-    cache = EpochCache(files, file_chunks, parse_chunk, budget, output_spec)
     try:
-        cache.estimate = _estimate(reading, files, tf.nest.flatten(output_spec))
+        estimate = _estimate(reading, files, tf.nest.flatten(output_spec))
     except (CorruptRecordError, OSError) as e:   # the fast path raises it when it runs
         return None, f"its size cannot be estimated ({e})"
-    if cache.estimate > budget:
-        return None, (f"about {size_text(cache.estimate)} to keep, above the "
+    if estimate > budget:
+        return None, (f"about {size_text(estimate)} to keep, above the "
                       f"{size_text(budget)} budget")
-    return cache, None
+    return EpochCache(files, file_chunks, parse_chunk, budget, output_spec, estimate), None

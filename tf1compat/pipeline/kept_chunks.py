@@ -22,9 +22,15 @@ import os
 
 from tf1compat._tf import tf
 
-__all__ = ["KeptChunks", "per_iteration", "STRING_BYTES", "row_bytes", "estimated_bytes"]
+__all__ = ["KeptChunks", "MISSING_FILE", "per_iteration", "STRING_BYTES", "row_bytes",
+           "estimated_bytes"]
 
 STRING_BYTES = 24                # what TensorFlow holds per string besides its characters
+
+# What a reading of a name outside the files fails with (InvalidArgumentError).
+MISSING_FILE = ("tf1compat: a file the in-memory cache does not hold (the file names "
+                "changed since the cache was planned, when the pipeline was lowered or the "
+                "fast path built); turn the cache off (cache=False, or --no-cache)")
 
 _UNREAD, _KEEPING, _KEPT, _NOT_KEPT = 0, 1, 2, 3   # a file's status in the store
 _DELIVERED, _ENDED = 0, 1                          # what a reading counts
@@ -55,11 +61,10 @@ class KeptChunks:
     """The chunks of ``files`` (file names), each read by ``file_chunks(filename)``
     (flat tuples of columns of ``specs``, chunk specs ``[None, ...]``; no chunk is
     empty), kept within ``budget`` bytes. Made inside a dataset function
-    (:func:`per_iteration`). A name outside ``files`` fails with ``missing`` (what
-    changed, what to do)."""
+    (:func:`per_iteration`). A name outside ``files`` fails (:data:`MISSING_FILE`)."""
 
-    def __init__(self, files, file_chunks, specs, budget, missing):
-        self.files, self.missing = tf.constant(files), missing
+    def __init__(self, files, file_chunks, specs, budget):
+        self.files = tf.constant(files)
         self.status, self.held = _table(), _table()   # by file position
         self.everyone = tf.range(len(files), dtype=tf.int64)
         self.chunk_spec = tuple(specs)
@@ -99,11 +104,10 @@ class KeptChunks:
         return fits
 
     def _index(self, filename):
-        """The position of ``filename`` in the files; fails with ``missing`` when it
-        is not there."""
+        """The position of ``filename`` in the files; fails with :data:`MISSING_FILE`
+        when it is not there."""
         matches = tf.equal(self.files, filename)
-        found = tf.debugging.Assert(tf.reduce_any(matches), [
-            f"tf1compat: a file the in-memory cache does not hold ({self.missing})"])
+        found = tf.debugging.Assert(tf.reduce_any(matches), [MISSING_FILE])
         with tf.control_dependencies([found]):
             return tf.argmax(tf.cast(matches, tf.int64), output_type=tf.int64)
 

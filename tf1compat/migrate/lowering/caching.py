@@ -33,11 +33,12 @@ elements.
 import copy
 import itertools
 import os
+from typing import NamedTuple
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import CorruptRecordError
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
-from tf1compat.migrate.lowering.graph_function import trace_function
+from tf1compat.migrate.lowering.graph_function import GraphFunction, trace_function
 from tf1compat.migrate.lowering.plan import (
     Batch,
     Element,
@@ -58,17 +59,37 @@ from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iter
 __all__ = ["CachedPipeline", "CachedRead", "FileCache", "OneFileReaders", "Rebatch", "plan_cache"]
 
 _FILL_CHUNK = 256                # records read and mapped together while filling
-_MISSING = ("the file list changed since the pipeline was lowered); turn the cache off "
-            "(cache=False, --no-cache")
+
+
+class _NotCached(Exception):
+    """Why a plan is not cached: what :func:`plan_cache` says after ``not cached:``."""
+
+
+class _Split(NamedTuple):
+    """A map's function split where the cache keeps its values."""
+
+    prefix: GraphFunction   # its deterministic start, computing ``columns`` from its inputs
+    suffix: GraphFunction | None   # the rest, from ``columns`` (None: nothing varies or widens)
+    columns: list           # the narrowest tensors the rest uses, or the function's outputs
+
+
+class _CachePoint(NamedTuple):
+    """Where a plan is cached: the producer of its file names, the read and the map
+    after it, each with the chain it is in (a list) and that chain's holder (the
+    :class:`Interleave` whose template it is, or None for the plan)."""
+
+    values: Values
+    read: Read
+    read_place: tuple
+    map_step: Map
+    map_place: tuple
 
 
 # ------------------------------------------------------------ splitting the map
 
 def _split(map_step, graph_def):
-    """``(prefix, suffix, columns)``: the deterministic start of the map's function
-    computing ``columns`` (the narrowest tensors the rest uses, or its outputs), and
-    the rest (None when nothing varies or widens); or a reason text when there is
-    nothing to cache."""
+    """The :class:`_Split` of the map's function; raises :class:`_NotCached` when there
+    is nothing to cache."""
     function = map_step.function
     order = function._in_graph_order()
     inputs = {t.name for t in function.inputs}
@@ -90,7 +111,7 @@ def _split(map_step, graph_def):
         return False
     fixpoint(order, spread)   # not one pass: a TF1 cond adds its Switch after the op using it
     if not any(op.type not in op_types.PLUMBING for op in fed):
-        return "the per-example map starts with no deterministic work to keep"
+        raise _NotCached("the per-example map starts with no deterministic work to keep")
 
     def cached(tensor):
         return tensor.name in inputs or tensor.op in fed
@@ -103,12 +124,12 @@ def _split(map_step, graph_def):
     in_branch = _inside_tf1_cond(order)
     branched = [t for t in columns if t.op in in_branch]
     if branched:
-        return (f"the deterministic part ends inside a TF1 cond ('{branched[0].name}' has a "
-                "value only when its branch is taken)")
+        raise _NotCached(f"the deterministic part ends inside a TF1 cond ('{branched[0].name}' "
+                         "has a value only when its branch is taken)")
     unshaped = [t for t in columns if not t.shape.is_fully_defined()]
     if unshaped:
-        return (f"the values to keep have no fixed shape ('{unshaped[0].name}' is "
-                f"{unshaped[0].shape})")
+        raise _NotCached(f"the values to keep have no fixed shape ('{unshaped[0].name}' is "
+                         f"{unshaped[0].shape})")
     sources, moved = {t.op for t in function.inputs}, set()
     narrowed = [_narrowest(t, fed, cached, in_branch, moved) for t in columns]
     suffix = None
@@ -117,8 +138,7 @@ def _split(map_step, graph_def):
                                 lambda op: op in sources or op in fed and op not in moved)
         needed = {t.name for t in suffix.inputs}
         columns = [t for t in {t.name: t for t in narrowed}.values() if t.name in needed]
-    prefix = trace_function(graph_def, columns, lambda op: op in sources)
-    return prefix, suffix, columns
+    return _Split(trace_function(graph_def, columns, lambda op: op in sources), suffix, columns)
 
 
 def _held_bytes(tensor):
@@ -191,15 +211,15 @@ class FileCache:
         """A store for one iteration (inside a dataset function)."""
         return KeptChunks(self.files, tf.autograph.experimental.do_not_convert(
             self._file_chunks), [tf.TensorSpec([None, *spec.shape], spec.dtype)
-                                 for spec in self.specs], self.budget, _MISSING)
+                                 for spec in self.specs], self.budget)
 
 
 class CachedRead(Step):
     """Each upstream file name's rows from the :class:`FileCache`; with
     ``whole_files``, in the chunks they were kept in, for :class:`Rebatch`."""
 
-    def __init__(self, upstream, cache):
-        self.upstream, self.cache, self.whole_files = upstream, cache, False
+    def __init__(self, upstream, cache, whole_files=False):
+        self.upstream, self.cache, self.whole_files = upstream, cache, whole_files
 
     def text(self):
         return self.cache.text()
@@ -296,22 +316,21 @@ def _copy_chain(last):
 
 
 def _cache_point(plan):
-    """``(values, read, map)`` with the chain each is in (a list) and its holder (the
-    :class:`Interleave` whose template it is, or None for the plan), or a reason text."""
+    """The :class:`_CachePoint` of ``plan``; raises :class:`_NotCached` when it has none."""
     outer = plan.chain()
     if any(isinstance(step, RoundRobin) for step in outer):
-        return "several pipelines are joined (batch_join over separate producers)"
+        raise _NotCached("several pipelines are joined (batch_join over separate producers)")
     index = next((i for i, step in enumerate(outer) if isinstance(step, Read) or isinstance(
         step, Interleave) and isinstance(step.template.chain()[1], Read)), None)
     if index is None:
-        return "no reader"
+        raise _NotCached("no reader")
     step = outer[index]
     template = step.template.chain() if isinstance(step, Interleave) else None
     values = outer[index - 1] if index else None
     if not isinstance(values, Values) or values.noun != "files":
-        return "the reader's files do not come from a producer of file names"
+        raise _NotCached("the reader's files do not come from a producer of file names")
     if values.num_epochs == 1:
-        return "the files are read once (1 epoch)"
+        raise _NotCached("the files are read once (1 epoch)")
     read_place = (template, step) if template else (outer, None)
     read = template[1] if template else step
     after = [(s, read_place) for s in read_place[0][read_place[0].index(read) + 1:]]
@@ -321,10 +340,10 @@ def _cache_point(plan):
         if isinstance(candidate, Map) and not candidate.is_noop():
             if candidate.unbatch or candidate.function.is_selection:
                 break
-            return values, (read, *read_place), (candidate, *place)
+            return _CachePoint(values, read, read_place, candidate, place)
         if not _passes_through(candidate):
             break
-    return "no per-example map right after the reader"
+    raise _NotCached("no per-example map right after the reader")
 
 
 def _passes_through(step):
@@ -358,11 +377,15 @@ def _values_of(make):
 
 
 def _files(values):
-    """The distinct file names the producer yields (evaluated once)."""
+    """The distinct file names the producer yields (evaluated once); raises
+    :class:`_NotCached` when they are known only when the pipeline runs."""
     @tf.autograph.experimental.do_not_convert
     def one_epoch(_):
         return values.function(*(value for f in values.initial for value in f()))[0]
-    names = _values_of(lambda: tf.data.Dataset.range(1).map(one_epoch).get_single_element())
+    try:
+        names = _values_of(lambda: tf.data.Dataset.range(1).map(one_epoch).get_single_element())
+    except (tf.errors.OpError, ValueError) as e:
+        raise _NotCached(f"the file names are known only when the pipeline runs ({e})") from e
     return sorted(set(names.tolist()))
 
 
@@ -450,51 +473,57 @@ def plan_cache(plan, graph_def, budget):
     """``(cached plan, None)`` for ``plan`` (before batch-then-parse; its steps are
     not changed), or ``(None, why not)``; the cached plan is vectorized and starts
     with a :class:`CachedPipeline`. Runs eagerly (it reads a few records)."""
-    if not budget:
-        return None, f"caching is off ({BUDGET_VARIABLE}=off, --no-cache or cache=False)"
-    plan = _copy_chain(plan)
-    point = _cache_point(plan)
-    if isinstance(point, str):
-        return None, point
-    values, (read, *read_place), (map_step, *map_place) = point
-    split = _split(map_step, graph_def)
-    if isinstance(split, str):
-        return None, split
-    prefix, suffix, columns = split
     try:
-        files = _files(values)
-    except (tf.errors.OpError, ValueError) as e:
-        return None, f"the file names are known only when the pipeline runs ({e})"
-    fill_read = copy.copy(read)
+        return _cached_plan(_copy_chain(plan), graph_def, budget), None
+    except _NotCached as e:
+        return None, str(e)
+
+
+def _fill(point, prefix, graph_def):
+    """The chain giving a file's rows in chunks: the read, then ``prefix`` (the
+    deterministic start of the map), on batches."""
+    fill_read = copy.copy(point.read)
     fill_read.upstream = Element()
     fill_map = Map(None, prefix)
     fill_map.upstream = fill_read
+    map_step = point.map_step
     fill_map.positions = [map_step.positions[map_step.function.inputs.index(t)]
                           for t in prefix.inputs]
-    fill = vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
-    specs = [tf.TensorSpec(t.shape, t.dtype) for t in columns]
-    cache = FileCache(files, fill, specs, budget, 0)
-    cache.estimate = _estimate(specs, read.reading, files)
-    if cache.estimate > budget:
-        return None, (f"about {size_text(cache.estimate)} to keep, above the "
-                      f"{size_text(budget)} budget")
-    cached_read = CachedRead(read.upstream, cache)
-    plan = _substitute(plan, read, cached_read, *read_place)
-    replacement = map_step.upstream
-    if suffix is not None:
-        replacement = Map(None, suffix, map_step.threads, map_step.unbatch)
-        replacement.link(map_step.upstream, columns)
-    plan = _substitute(plan, map_step, replacement, *map_place)
+    return vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
+
+
+def _cached_plan(plan, graph_def, budget):
+    """The :class:`CachedPipeline` of ``plan`` (a copy, changed in place); raises
+    :class:`_NotCached`."""
+    if not budget:
+        raise _NotCached(f"caching is off ({BUDGET_VARIABLE}=off, --no-cache or cache=False)")
+    point = _cache_point(plan)
+    split = _split(point.map_step, graph_def)
+    files = _files(point.values)
+    specs = [tf.TensorSpec(t.shape, t.dtype) for t in split.columns]
+    estimate = _estimate(specs, point.read.reading, files)
+    if estimate > budget:
+        raise _NotCached(f"about {size_text(estimate)} to keep, above the "
+                         f"{size_text(budget)} budget")
+    cache = FileCache(files, _fill(point, split.prefix, graph_def), specs, budget, estimate)
+    cached_read = CachedRead(point.read.upstream, cache)
+    plan = _substitute(plan, point.read, cached_read, *point.read_place)
+    map_step, replacement = point.map_step, point.map_step.upstream
+    if split.suffix is not None:
+        replacement = Map(None, split.suffix, map_step.threads, map_step.unbatch)
+        replacement.link(map_step.upstream, split.columns)
+    plan = _substitute(plan, map_step, replacement, *point.map_place)
     plan = vectorize(plan, graph_def)   # a suffix of widening ops runs on the batches
     chain = plan.chain()
-    if read_place[1] is not None and len(files) == 1:
-        plan = _one_file_readers(plan, read_place[1], cached_read, cache)
+    if point.read_place[1] is not None and len(files) == 1:
+        plan = _one_file_readers(plan, point.read_place[1], cached_read, cache)
         chain = plan.chain()
     if cached_read in chain and chain.index(cached_read) + 1 < len(chain):
         plan = _shuffle_kept_rows(plan, chain[chain.index(cached_read) + 1], specs)
         chain = plan.chain()
         batch = chain[chain.index(cached_read) + 1]
-        if isinstance(batch, Batch) and not batch.padded:
-            cached_read.whole_files = True
-            plan = _substitute(plan, batch, Rebatch(cached_read, batch), chain, None)
-    return CachedPipeline(plan, cache), None
+        if isinstance(batch, Batch) and not batch.padded:   # cut from the kept chunks
+            whole_files = CachedRead(cached_read.upstream, cache, whole_files=True)
+            plan = _substitute(plan, cached_read, whole_files, chain, None)
+            plan = _substitute(plan, batch, Rebatch(whole_files, batch), chain, None)
+    return CachedPipeline(plan, cache)
