@@ -145,6 +145,13 @@ def test_contrib_names_without_counterpart_are_findings(source, name, reason):
     assert (finding.line, finding.name) == (2, name) and reason in finding.reason
 
 
+def test_other_imports_of_tensorflow_examples_are_findings():
+    source = "from tensorflow.examples.tutorials import mnist\n"
+    text, ported = fix(source, fixers=(MnistTutorial,))
+    [finding] = ported.findings
+    assert text == source and finding.name == "tensorflow.examples.tutorials"
+
+
 def test_graph_mode_goes_right_after_the_tensorflow_import():
     text, ported = fix('"""Doc."""\nimport os\nimport tensorflow as tf\n\nx = 1\n',
                        fixers=(), entry=True)

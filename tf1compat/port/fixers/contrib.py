@@ -14,6 +14,7 @@ table sends its name (``tf.contrib.distribute.MirroredStrategy`` ->
 ``tf1compat check`` says; so is a name the table lists as unsupported.
 """
 
+import dataclasses
 import functools
 import importlib
 
@@ -70,12 +71,14 @@ def _in_base(base_path, name):
         f"{base_path}.{name}"
 
 
+@dataclasses.dataclass(frozen=True)
 class Home:
     """Where a contrib name goes: ``path`` (a dotted Python path), or None with the
-    ``reason``; ``requirement`` the package that path needs."""
+    ``reason`` (none: its names go one by one); ``requirement`` the package it needs."""
 
-    def __init__(self, path=None, reason="", requirement=None):
-        self.path, self.reason, self.requirement = path, reason, requirement
+    path: str | None = None
+    reason: str = ""
+    requirement: str | None = None
 
 
 def _renamed_by_tensorflow(dotted):

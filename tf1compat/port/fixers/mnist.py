@@ -24,6 +24,9 @@ __all__ = ["MnistTutorial"]
 
 _SUPPORT = mnist_tutorial.__name__.rpartition(".")[2]
 _MODULE = f"{SUPPORT_PACKAGE}.{_SUPPORT}"
+_EXAMPLES = "tensorflow.examples"
+_NOT_GIVEN = ("TensorFlow 2 has no tensorflow.examples; the port gives its MNIST modules "
+              "(input_data, mnist), imported by name")
 
 
 def _tf1_module(dotted):
@@ -61,6 +64,8 @@ class MnistTutorial(Fixer):
             return updated_node.with_changes(module=dotted_source(_MODULE))
         modules = [_tf1_module(f"{module}.{alias.name.value}") for alias in updated_node.names]
         if not any(modules):
+            if module.startswith(_EXAMPLES):
+                self.not_ported(original_node, module, _NOT_GIVEN)
             return updated_node
         if not all(modules):
             self.not_ported(original_node, module, "imports MNIST helpers with other names; "
@@ -80,6 +85,8 @@ class MnistTutorial(Fixer):
             if tf1_module and alias.asname is not None:
                 self._use(original_node, tf1_module, ())
                 names[index] = alias.with_changes(name=dotted_source(_MODULE))
+            elif alias.evaluated_name.startswith(_EXAMPLES):
+                self.not_ported(original_node, alias.evaluated_name, _NOT_GIVEN)
         return updated_node.with_changes(names=names)
 
     def visit_Import(self, node):
