@@ -135,6 +135,110 @@ def test_the_users_loggers_are_left_as_they_were():
     assert "tf1compat" not in result.stderr  # no notice for tf1compat's own calls
 
 
+# A fresh process calls tf1compat's TF1 entry points (each of TensorFlow's notices is
+# logged once per process, on the first call) with a handler that records each
+# deprecation notice and whether tf1compat's code made the call, and the logger's
+# level and filters after each; they must be as before every call.
+OWN_CALLS_PROGRAM = """
+    import json, logging, os, sys, tempfile
+    import tensorflow as tf
+    LIBRARIES = ("tensorflow", "tf_slim", "keras", "tf_keras", "logging", "absl")
+    notices = []
+
+    class Notices(logging.Handler):
+        def emit(self, record):
+            if "is deprecated and will be removed" not in str(record.msg):
+                return
+            frame = sys._getframe(1)
+            while frame.f_globals.get("__name__", "").partition(".")[0] in LIBRARIES:
+                frame = frame.f_back
+            caller = frame.f_globals.get("__name__", "")
+            notices.append((caller, record.getMessage().splitlines()[0][-120:]))
+
+    logger = tf.get_logger()
+    logger.addHandler(Notices())
+    state = (logger.level, list(logger.filters))
+    changed = []
+
+    def check(what):
+        if (logger.level, list(logger.filters)) != state:
+            changed.append(what)
+
+    import tf1compat as tc
+    from tf1compat import cifar10, example, tfrecord
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, "a.tfrecord")
+    tfrecord.write_records(path, [example.make_example({"x": [i]}) for i in range(6)])
+    text = os.path.join(folder, "a.txt")
+    with open(text, "w") as f:
+        f.write("1\\n2\\n3\\n")
+    features = {"x": tf.io.FixedLenFeature([], tf.int64)}
+    with tc.legacy_graph():
+        _, value = tc.TFRecordReader().read(tc.string_input_producer([path], num_epochs=2))
+        x = tf.io.parse_single_example(value, features)["x"]
+        batches = [tc.batch([x], 2), tc.shuffle_batch([x], 2, 6, 2),
+                   tc.batch_join([[x], [x]], 2), tc.shuffle_batch_join([[x]], 2, 6, 2),
+                   tc.prefetch_queue([x]).dequeue()]
+        tc.slice_input_producer([tf.range(4)], num_epochs=1)
+        tc.input_producer(tf.range(4), num_epochs=1)
+        tc.TextLineReader().read(tc.string_input_producer([text], num_epochs=1))
+        tc.WholeFileReader().read(tc.string_input_producer([text], num_epochs=1))
+        tc.FixedLengthRecordReader(2).read(tc.string_input_producer([text], num_epochs=1))
+        fast = tc.build_example_batches(tc.string_input_producer([path], num_epochs=2),
+                                        features, 2)
+        check("building")
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
+        batch = tc.batch([tf.io.parse_single_example(tc.TFRecordReader().read(queue)[1],
+                                                     features)["x"]], 2)
+    with tc.SessionIterator(batches[0]) as it:
+        list(it)
+    with tc.SessionIterator(fast) as it:
+        list(it)
+    check("SessionIterator")
+    list(tc.to_tf_data(batch))
+    tc.describe_lowering(batch)
+    assert tc.compare(batch).equal
+    check("to_tf_data")
+    source = cifar10.make_synthetic(os.path.join(folder, "cifar"), 20, 10)
+    with tc.legacy_graph():
+        images, labels = cifar10.inputs(eval_data=True, data_dir=source, batch_size=5)
+        cifar10.distorted_inputs(data_dir=source, batch_size=5)
+    check("cifar10")
+    cifar10.convert(source, os.path.join(folder, "slim"), workers=0)
+    from tf1compat.migrate.comparison import compare_split
+    assert compare_split(cifar10.get_split, "test", os.path.join(folder, "slim")).equal
+    split = cifar10.get_split("test", os.path.join(folder, "slim"))
+    list(tc.to_tf_data(split))
+    with tc.legacy_graph():
+        tc.slim.BatchedDatasetDataProvider(split, 5, num_epochs=1).get(["image", "label"])
+    check("slim")
+    with tc.v1.RunMode([folder], tf_data=True):   # its own calls: v2 behaviour off and on
+        pass
+    check("run mode")
+    print(json.dumps({"notices": notices, "changed": changed}))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_tf1compats_own_calls_log_no_notice_and_leave_the_logger_as_it_was():
+    """No deprecation notice for a call tf1compat makes, the filter that leaves them out
+    there only while such a call runs: before and after each, TensorFlow's logger has
+    the level and filters it had."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(OWN_CALLS_PROGRAM)],
+                            capture_output=True, text=True, timeout=300,
+                            env={**environment, "PYTHONPATH": ROOT})
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found["changed"] == []
+    assert [notice for notice in found["notices"]
+            if notice[0].startswith("tf1compat")] == []
+    assert "tf1compat" not in result.stderr
+
+
 def test_record_tools_and_converters_never_print(tmp_path, capfd):
     from PIL import Image
 

@@ -8,16 +8,19 @@ the user's settings (all of it off with ``TF1COMPAT_VERBOSE=1``).
   "custom operations are on"). While it loads, descriptor 2 goes through a small
   filter process that drops exactly those lines and passes everything else on as
   it comes, so a crash while TensorFlow loads still prints.
-- The deprecation notices TensorFlow logs for tf1compat's own calls of its TF1
-  APIs are dropped by a filter on TensorFlow's logger; its level and handlers stay
-  as they are, and everything else logged to it (the user's warnings, notices for
-  the user's own calls) appears as before.
+- Importing it changes nothing else. The deprecation notices TensorFlow logs for
+  tf1compat's own calls of its TF1 APIs are dropped while those calls run
+  (:func:`own_notices_dropped`: a filter on TensorFlow's logger, there only while a
+  call that needs it runs); the logger's level, handlers and filters are otherwise as
+  the user left them, and everything else logged to it (the user's warnings,
+  notices for the user's own calls) appears as before.
 """
 
 import contextlib
 import os
 import subprocess
 import sys
+import threading
 
 VERBOSE = os.environ.get("TF1COMPAT_VERBOSE", "") not in ("", "0")
 
@@ -108,7 +111,32 @@ except ImportError as e:
 
 v1 = tf.compat.v1
 
-if not VERBOSE:
-    tf.get_logger().addFilter(_not_a_notice_for_tf1compat)
+_dropping = threading.Lock()
+_dropping_calls = 0     # calls inside own_notices_dropped() now, on any thread
 
-__all__ = ["tf", "v1", "VERBOSE"]
+
+@contextlib.contextmanager
+def own_notices_dropped():
+    """Inside (a ``with`` block, or a function it decorates): TensorFlow's deprecation
+    notices for tf1compat's own calls of its TF1 APIs are left out; the filter doing
+    it is on TensorFlow's logger while at least one such block runs, on any thread
+    (it looks at the calling stack, so another thread's notices still show), and off
+    with ``TF1COMPAT_VERBOSE=1``."""
+    global _dropping_calls
+    if VERBOSE:
+        yield
+        return
+    with _dropping:
+        if not _dropping_calls:
+            tf.get_logger().addFilter(_not_a_notice_for_tf1compat)
+        _dropping_calls += 1
+    try:
+        yield
+    finally:
+        with _dropping:
+            _dropping_calls -= 1
+            if not _dropping_calls:
+                tf.get_logger().removeFilter(_not_a_notice_for_tf1compat)
+
+
+__all__ = ["tf", "v1", "VERBOSE", "own_notices_dropped"]

@@ -31,7 +31,7 @@ from tf1compat._checks import (
     check_num_epochs,
     check_queue_capacity,
 )
-from tf1compat._tf import tf, v1
+from tf1compat._tf import own_notices_dropped, tf, v1
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline._validate import (
     check_batching,
@@ -285,6 +285,7 @@ def _static_names(string_tensor):
 
 # --------------------------------------------------------------------- producers
 
+@own_notices_dropped()
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
                           capacity=32, shared_name=None, name=None, cancel_op=None):
     """Queue of strings, usually file names, as ``tf.compat.v1.train.string_input_producer``.
@@ -336,6 +337,7 @@ def _check_rows(api, argument, tensor, num_epochs):
             argument=argument, expected="at least one row, or num_epochs set")
 
 
+@own_notices_dropped()
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
                          capacity=32, shared_name=None, name=None):
     """One slice of each tensor per step, as ``tf.compat.v1.train.slice_input_producer``.
@@ -366,6 +368,7 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
     return slices[0] if single else slices
 
 
+@own_notices_dropped()
 def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=True,
                    seed=None, capacity=32, shared_name=None, summary_name=None,
                    name=None, cancel_op=None):
@@ -413,6 +416,7 @@ class _FileQueueReader:
 class TFRecordReader(_FileQueueReader, v1.TFRecordReader):
     """``tf.compat.v1.TFRecordReader`` that checks its queue's files when it reads."""
 
+    @own_notices_dropped()
     def __init__(self, name=None, options=None):
         require_graph_mode("TFRecordReader")
         super().__init__(name=name, options=options)
@@ -421,6 +425,7 @@ class TFRecordReader(_FileQueueReader, v1.TFRecordReader):
 class WholeFileReader(_FileQueueReader, v1.WholeFileReader):
     """``tf.compat.v1.WholeFileReader`` that checks its queue's files when it reads."""
 
+    @own_notices_dropped()
     def __init__(self, name=None):
         require_graph_mode("WholeFileReader")
         super().__init__(name=name)
@@ -429,6 +434,7 @@ class WholeFileReader(_FileQueueReader, v1.WholeFileReader):
 class TextLineReader(_FileQueueReader, v1.TextLineReader):
     """``tf.compat.v1.TextLineReader`` that checks its queue's files when it reads."""
 
+    @own_notices_dropped()
     def __init__(self, skip_header_lines=None, name=None):
         api = "TextLineReader"
         require_graph_mode(api)
@@ -450,6 +456,7 @@ class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
     uncompressed data).
     """
 
+    @own_notices_dropped()
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None,
                  hop_bytes=None, name=None, encoding=None):
         api = "FixedLengthRecordReader"
@@ -528,6 +535,7 @@ def _unwrap_single_join(tensors_list, result):
     return result
 
 
+@own_notices_dropped()
 def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False,
           shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
           shared_name=None, name=None):
@@ -543,6 +551,7 @@ def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False,
         shared_name=shared_name, name=name), tensors)
 
 
+@own_notices_dropped()
 def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=1,
                   seed=None, enqueue_many=False, shapes=None,
                   allow_smaller_final_batch=False, shared_name=None, name=None):
@@ -557,6 +566,7 @@ def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=
         shared_name=shared_name, name=name), tensors)
 
 
+@own_notices_dropped()
 def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes=None,
                dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None,
                name=None):
@@ -572,6 +582,7 @@ def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes
     return _unwrap_single_join(tensors_list, result)
 
 
+@own_notices_dropped()
 def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, seed=None,
                        enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
                        shared_name=None, name=None):
@@ -588,6 +599,7 @@ def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, se
     return _unwrap_single_join(tensors_list, result)
 
 
+@own_notices_dropped()
 def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False,
                    shared_name=None, name=None):
     """A queue kept filled by background threads, as tf-slim's ``prefetch_queue``.

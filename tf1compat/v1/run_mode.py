@@ -26,7 +26,7 @@ import sys
 import threading
 import warnings
 
-from tf1compat._tf import VERBOSE, tf, v1
+from tf1compat._tf import VERBOSE, own_notices_dropped, tf, v1
 from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate.service import check_reachable
 from tf1compat.slim._namespace import Patches
@@ -142,6 +142,7 @@ class RunMode:
             raise
         return self.tensorflow
 
+    @own_notices_dropped()  # TensorFlow's notices for run mode's own calls, made before its filters
     def _apply(self):
         if tf.executing_eagerly():  # TensorFlow 2 behaviour on: TF1 programs need graph mode
             v1.disable_v2_behavior()
@@ -232,6 +233,7 @@ def _install_in_child(settings):
     return settings
 
 
+@own_notices_dropped()
 def _enable_v2_behavior():
     """TensorFlow 2 behaviour back on. TensorFlow refuses eager mode once the global
     default graph exists, so the graph the program built by default is dropped
