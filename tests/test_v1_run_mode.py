@@ -51,13 +51,18 @@ SNAPSHOTS = """
                     found.append(f"{module}.{key} (added)")
         return found
 
-    before = snapshot()
+    def logger_state():
+        logger = tf.get_logger()
+        return logger.level, list(logger.filters), list(logger.handlers), logger.disabled
+
+    before, logging_before = snapshot(), logger_state()
     import tf1compat
     names = sorted(info.name for info in pkgutil.walk_packages(tf1compat.__path__, "tf1compat.")
                    if not info.name.endswith("__main__"))
     for name in names:
         importlib.import_module(name)
-    print("imported", len(names), differences(before, snapshot()))
+    print("imported", len(names), differences(before, snapshot()),
+          logger_state() == logging_before)
 
     import tf_slim  # noqa: F401 - what importing tf-slim loads of TensorFlow is not the repair
     before = snapshot()
@@ -68,6 +73,11 @@ SNAPSHOTS = """
     tf1compat.slim.unpatch_tf_slim()
     print("unpatched", differences(before, snapshot()),
           hasattr(tfexample_decoder.control_flow_ops, "case"))
+    from tf1compat.slim import dataset  # noqa: F401 - its use repairs tf-slim again
+    used = differences(before, snapshot()) != []
+    tf1compat.patch_tf_slim()
+    tf1compat.unpatch_tf_slim()
+    print("used and unpatched", used, differences(before, snapshot()))
 
     from tf1compat.v1 import RunMode
     modules = dict(sys.modules)
@@ -103,13 +113,98 @@ def test_importing_tf1compat_changes_nothing_and_run_mode_leaves_everything_as_i
                             capture_output=True, text=True, timeout=170)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    imported, repair, unpatched, inside, left = lines[-5:]
-    assert imported.startswith("imported ") and imported.endswith(" []")
+    imported, repair, unpatched, used, inside, left = lines[-6:]
+    assert imported.startswith("imported ") and imported.endswith(" [] True")  # logger too
     assert int(imported.split()[1]) > 50  # every module of the package
     assert repair == "repair 31 [] True"  # tf-slim only: TensorFlow's modules untouched
     assert unpatched == "unpatched [] False"
+    assert used == "used and unpatched True []"  # after unpatch_tf_slim() nothing is patched
     assert inside == "inside True 6 False True"
     assert left == "left [] True [] True True"
+
+
+SLIM_LIFECYCLE = """
+    import os, tempfile
+    import tf1compat
+    from tf1compat import cifar10
+    from tf_slim.data import tfexample_decoder
+
+    def patched():
+        return hasattr(tfexample_decoder.control_flow_ops, "case")
+
+    folder = tempfile.mkdtemp()
+    source = cifar10.make_synthetic(os.path.join(folder, "src"), 5, 3, seed=3)
+    cifar10.convert(source, os.path.join(folder, "out"), workers=0)
+
+    def first_image():  # slim's provider over get_split's PNG images, as a user reads them
+        from tf1compat import slim
+        with tf1compat.legacy_graph():
+            split = cifar10.get_split("test", os.path.join(folder, "out"))
+            image, = slim.dataset_data_provider.DatasetDataProvider(
+                split, shuffle=False, num_epochs=1).get(["image"])
+        with tf1compat.SessionIterator(image) as images:
+            return next(iter(images)).shape
+
+    print("read", first_image(), patched())
+    tf1compat.unpatch_tf_slim()
+    print("unpatched", patched())
+    print("read again", first_image(), patched())
+    tf1compat.unpatch_tf_slim()
+    changed, again = tf1compat.patch_tf_slim(), tf1compat.patch_tf_slim()
+    tf1compat.unpatch_tf_slim()
+    print("twice, once", bool(changed), again, patched())
+    with tf1compat.v1.RunMode([folder]):
+        tf1compat.patch_tf_slim()
+        tf1compat.unpatch_tf_slim()
+        print("in run mode", patched())
+    print("left", patched())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_tf_slim_is_patched_while_held_and_used_again_after_an_unpatch():
+    """After unpatch_tf_slim(), tf1compat.slim and cifar10.get_split repair tf-slim again
+    when used (they failed with tf-slim's crash: the 'repaired' flag stayed set);
+    patch_tf_slim is idempotent: one unpatch undoes any number of patches; a run mode
+    holds the repair of its own until it is left."""
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(SLIM_LIFECYCLE)],
+                            capture_output=True, text=True, timeout=170)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[-6:] == [
+        "read (32, 32, 3) True", "unpatched False", "read again (32, 32, 3) True",
+        "twice, once True [] False", "in run mode True", "left False"]
+
+
+def test_a_run_mode_entered_again_stays_until_the_block_that_installed_it_ends(tmp_path):
+    """`with rm:` inside `with rm:` (the same RunMode) leaves it installed at the inner
+    exit (it uninstalled it there); a block around an install() leaves it installed."""
+    import builtins
+
+    from tf1compat.v1 import RunMode
+    from tf1compat.v1.run_mode import installed_run_mode
+
+    original_import = builtins.__import__
+    run_mode = RunMode([tmp_path])
+    with run_mode:
+        with run_mode as inner:
+            assert inner is run_mode and installed_run_mode() is run_mode
+        assert installed_run_mode() is run_mode and builtins.__import__ is not original_import
+    assert installed_run_mode() is None and builtins.__import__ is original_import
+    run_mode.install()
+    try:
+        with run_mode:
+            pass
+        assert installed_run_mode() is run_mode
+    finally:
+        run_mode.uninstall()
+    assert installed_run_mode() is None and builtins.__import__ is original_import
+
+
+def test_unpatch_tf_slim_is_beside_patch_tf_slim():
+    import tf1compat
+    assert tf1compat.unpatch_tf_slim is tf1compat.slim.unpatch_tf_slim
+    assert {"patch_tf_slim", "unpatch_tf_slim"} <= set(dir(tf1compat))
 
 
 def test_install_and_uninstall_in_process_leave_the_import_hook_and_settings(tmp_path):

@@ -47,6 +47,7 @@ _LAZY_NAMES = {
     "build_record_batches": "pipeline.fastpath",
     "build_example_batches": "pipeline.fastpath",
     "patch_tf_slim": "slim",
+    "unpatch_tf_slim": "slim",
     "to_tf_data": "migrate.tfdata",
     "describe_lowering": "migrate.lowering",
     "compare": "migrate.comparison",

@@ -9,19 +9,20 @@ tf.contrib.slim`` / ``import tf_slim as slim`` in data code::
     slim.queues.QueueRunners
 
 They are tf-slim's own module objects, so classes are shared with scripts that
-import ``tf_slim`` directly. Importing this package changes nothing; the first
-use of one of these modules through it applies :func:`patch_tf_slim` (tf-slim's
-modules only, never TensorFlow's; see ``_patch`` for what is fixed and how, and
-:func:`unpatch_tf_slim` to undo it). :class:`BatchedDatasetDataProvider`
-(tf1compat's own) reads and decodes whole batches per step: the fast path for the
-same items.
+import ``tf_slim`` directly. Importing this package changes nothing; each use of
+one of these modules through it (``slim.dataset``, ``from tf1compat.slim import
+dataset``) applies :func:`patch_tf_slim` unless it is in place (tf-slim's modules
+only, never TensorFlow's; see ``_patch`` for what is fixed and how), and
+:func:`unpatch_tf_slim` undoes it: nothing patched outlives it until the next use.
+:class:`BatchedDatasetDataProvider` (tf1compat's own) reads and decodes whole
+batches per step: the fast path for the same items.
 """
 
 import importlib
 
-from tf1compat.slim._patch import TfSlimRepair, patch_tf_slim, unpatch_tf_slim
+from tf1compat.slim._patch import TfSlimRepair, patch_tf_slim, tf_slim_patched, unpatch_tf_slim
 
-# name -> the tf-slim module handed out, repaired, on first use
+# name -> the tf-slim module handed out, repaired, on each use
 _TF_SLIM_MODULES = {
     "queues": "tf_slim.queues",
     "data_decoder": "tf_slim.data.data_decoder",
@@ -32,25 +33,19 @@ _TF_SLIM_MODULES = {
     "prefetch_queue": "tf_slim.data.prefetch_queue",
     "tfexample_decoder": "tf_slim.data.tfexample_decoder",
 }
-_repaired = False
-
-__all__ = ["BatchedDatasetDataProvider", "TfSlimRepair", "patch_tf_slim", "unpatch_tf_slim",
-           *_TF_SLIM_MODULES]
+__all__ = ["BatchedDatasetDataProvider", "TfSlimRepair", "patch_tf_slim", "tf_slim_patched",
+           "unpatch_tf_slim", *_TF_SLIM_MODULES]
 
 
 def __getattr__(name):
-    global _repaired
-    if name == "BatchedDatasetDataProvider":
-        from tf1compat.slim.batched_provider import BatchedDatasetDataProvider as value
-    elif name in _TF_SLIM_MODULES:
-        if not _repaired:
-            patch_tf_slim()
-            _repaired = True
-        value = importlib.import_module(_TF_SLIM_MODULES[name])
-    else:
+    if name in _TF_SLIM_MODULES:   # not kept here: each use repairs again after an unpatch
+        patch_tf_slim()
+        return importlib.import_module(_TF_SLIM_MODULES[name])
+    if name != "BatchedDatasetDataProvider":
         raise AttributeError(f"module 'tf1compat.slim' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    from tf1compat.slim.batched_provider import BatchedDatasetDataProvider
+    globals()[name] = BatchedDatasetDataProvider
+    return BatchedDatasetDataProvider
 
 
 def __dir__():

@@ -21,10 +21,12 @@ an already-fixed or newer tf-slim / TensorFlow nothing changes. No file in
 site-packages is edited.
 
 Nothing is changed on import: :class:`TfSlimRepair` applies the changes when asked
-and can undo each of them; :func:`patch_tf_slim` applies the process's one repair
-(tf1compat's slim data modules, ``get_split`` and ``to_tf_data`` ask for it before
-they hand out tf-slim objects; run mode applies its own and undoes it when left);
-:func:`unpatch_tf_slim` undoes it.
+and can undo each of them. The process has one repair with two kinds of holders:
+:func:`patch_tf_slim` (idempotent; tf1compat's slim data modules, ``get_split`` and
+``to_tf_data`` call it whenever they hand out tf-slim objects) and
+:func:`unpatch_tf_slim` take and let go the process's hold; :func:`tf_slim_patched`
+holds it for a block (run mode, while installed). tf-slim is put back when the last
+holder lets go.
 
 tf1compat's additions are applied once each, to tf-slim's modules only:
 
@@ -39,6 +41,7 @@ tf1compat's additions are applied once each, to tf-slim's modules only:
   so :class:`~tf1compat.SessionIterator` can name the file a reader failed on.
 """
 
+import contextlib
 import importlib.metadata
 import re
 import threading
@@ -149,20 +152,47 @@ def moved_names():
     ]
 
 
-_PROCESS_REPAIR = TfSlimRepair()
+_PROCESS_REPAIR = TfSlimRepair()     # the process's one repair; its holders below
+_process_hold = False   # whether patch_tf_slim() holds it (run modes hold it their own way)
+_holding = threading.Lock()
 
 
 def patch_tf_slim():
-    """Fix ``tf_slim.data`` for this process (idempotent); returns the names changed.
+    """Fix ``tf_slim.data`` for this process; returns the names changed.
 
     After it, an unmodified ``import tf_slim as slim`` script runs on current
-    TensorFlow. A second call changes nothing and returns ``[]``;
-    :func:`unpatch_tf_slim` undoes it.
+    TensorFlow. Idempotent: a second call changes nothing and returns ``[]``, and one
+    :func:`unpatch_tf_slim` undoes it however many calls there were (tf1compat's slim
+    modules, ``get_split`` and ``to_tf_data`` of a slim ``Dataset`` call it when they
+    are used).
     """
-    return _PROCESS_REPAIR.apply()
+    global _process_hold
+    with _holding:
+        if _process_hold:
+            return []
+        _process_hold = True
+        return _PROCESS_REPAIR.apply()
 
 
 def unpatch_tf_slim():
-    """Undo one :func:`patch_tf_slim`: after the last, tf-slim's modules and classes
-    are as they were."""
-    _PROCESS_REPAIR.release()
+    """Undo :func:`patch_tf_slim`: tf-slim's modules and classes are as they were,
+    unless a run mode or a :func:`tf_slim_patched` block still holds the repair (then
+    when the last of them ends). Does nothing when tf-slim is not patched."""
+    global _process_hold
+    with _holding:
+        if _process_hold:
+            _process_hold = False
+            _PROCESS_REPAIR.release()
+
+
+@contextlib.contextmanager
+def tf_slim_patched():
+    """tf-slim repaired inside the block (as :func:`patch_tf_slim` repairs it; yields
+    the names changed, ``[]`` when it was repaired already). Blocks count, with
+    ``patch_tf_slim``'s hold: tf-slim is put back when the last of them lets go. Run
+    mode holds the repair this way while it is installed."""
+    changed = _PROCESS_REPAIR.apply()
+    try:
+        yield changed
+    finally:
+        _PROCESS_REPAIR.release()

@@ -19,6 +19,7 @@ installed at a time.
 """
 
 import builtins
+import contextlib
 import logging
 import multiprocessing.spawn
 import os
@@ -29,8 +30,8 @@ import warnings
 from tf1compat._tf import VERBOSE, own_notices_dropped, tf, v1
 from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate.service import check_reachable
+from tf1compat.slim import tf_slim_patched
 from tf1compat.slim._namespace import Patches
-from tf1compat.slim._patch import _PROCESS_REPAIR
 from tf1compat.v1 import (
     children,
     namespace,
@@ -77,8 +78,9 @@ class RunMode:
     hold, as ``to_tf_data``'s ``cache``; 0 or False: none). Or ``settings``: a
     ``RunSettings`` made already (``paths`` are added to its roots).
 
-    Use it as a context manager (``with RunMode([folder]) as run_mode:``) or call
-    :meth:`install` and :meth:`uninstall`.
+    Use it as a context manager (``with RunMode([folder]) as run_mode:``; blocks
+    nest: the one that installed it uninstalls it) or call :meth:`install` and
+    :meth:`uninstall`.
     """
 
     def __init__(self, paths=(), *, settings=None, **options):
@@ -97,6 +99,7 @@ class RunMode:
         self.tensorflow = namespace.build_tensorflow_module(self.queue_api, self.runtime)
         self._patches = Patches()
         self._undo = []  # what uninstall() does besides the patches, newest last
+        self._blocks = []  # per `with` block entered and not left: whether it installed
 
     @property
     def settings(self):
@@ -127,10 +130,15 @@ class RunMode:
     def install(self):
         """Put run mode in place for this process; returns its ``tensorflow`` module.
         Installing it again does nothing; installing a second one raises RuntimeError."""
+        self._install()
+        return self.tensorflow
+
+    def _install(self):
+        """:meth:`install`; True when this call put it in place."""
         global _installed
         with _installing:
             if _installed is self:
-                return self.tensorflow
+                return False
             if _installed is not None:
                 raise RuntimeError("a run mode is already installed; uninstall it first "
                                    "(tf1compat.v1.uninstall())")
@@ -140,7 +148,7 @@ class RunMode:
         except BaseException:
             self.uninstall()
             raise
-        return self.tensorflow
+        return True
 
     @own_notices_dropped()  # TensorFlow's notices for run mode's own calls, made before its filters
     def _apply(self):
@@ -148,8 +156,9 @@ class RunMode:
             v1.disable_v2_behavior()
             self._undo.append(_enable_v2_behavior)
         self.runtime.apply(self._patches)
-        _PROCESS_REPAIR.apply()
-        self._undo.append(_PROCESS_REPAIR.release)
+        repair = contextlib.ExitStack()
+        repair.enter_context(tf_slim_patched())
+        self._undo.append(repair.close)
         hook = scope.make_import_hook(
             builtins.__import__, self.scope,
             lambda dotted: namespace.resolve(dotted, self.tensorflow),
@@ -204,11 +213,15 @@ class RunMode:
         self.runtime.stop_sessions()
 
     def __enter__(self):
-        self.install()
+        """Install it unless it is in place; the block's end uninstalls what the block
+        installed: ``with run_mode:`` inside ``with run_mode:`` (or after
+        :meth:`install`) leaves it installed."""
+        self._blocks.append(self._install())
         return self
 
     def __exit__(self, *exc_info):
-        self.uninstall()
+        if self._blocks.pop():
+            self.uninstall()
 
     def __repr__(self):
         state = "installed" if self.installed else "not installed"
