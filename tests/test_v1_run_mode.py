@@ -201,6 +201,29 @@ def test_a_run_mode_entered_again_stays_until_the_block_that_installed_it_ends(t
     assert installed_run_mode() is None and builtins.__import__ is original_import
 
 
+def test_a_second_install_changes_settings_and_cannot_turn_tf_data_off(tmp_path):
+    import tf1compat as tc
+    from tf1compat.v1 import RunSettings, install, run_path, uninstall
+    from tf1compat.v1.run_mode import installed_run_mode
+
+    install([tmp_path], tf_data=True, cache_budget="2M")
+    try:
+        install(cache_budget="1M", grace_period=4)
+        settings = installed_run_mode().settings
+        assert (settings.cache_budget, settings.grace_period) == (2 ** 20, 4.0)
+        with pytest.raises(tc.PipelineConfigError) as e:
+            install(tf_data=False)
+        assert str(e.value) == ("tf_data: batching calls build tf.data in this run mode "
+                                "already; uninstall it to run them on queues")
+        with pytest.raises(tc.errors.ArgumentTypeError, match="tf_data must be True or False"):
+            install(tf_data="no")
+        assert installed_run_mode().settings == settings
+    finally:
+        uninstall()
+    with pytest.raises(TypeError, match=r"pass settings or \['tf_data'\], not both"):
+        run_path(tmp_path / "x.py", settings=RunSettings(), tf_data=True)
+
+
 def test_unpatch_tf_slim_is_beside_patch_tf_slim():
     import tf1compat
     assert tf1compat.unpatch_tf_slim is tf1compat.slim.unpatch_tf_slim

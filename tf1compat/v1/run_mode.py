@@ -27,6 +27,7 @@ import sys
 import threading
 import warnings
 
+from tf1compat._checks import check_flag
 from tf1compat._tf import VERBOSE, own_notices_dropped, tf, v1
 from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate.service import check_reachable
@@ -113,10 +114,12 @@ class RunMode:
     def update(self, *, roots=(), **changes):
         """Add ``roots`` and change the settings in ``changes`` (tf.data batching can be
         turned on, not off); the new settings are checked before anything changes."""
+        if self._settings.tf_data and "tf_data" in changes \
+                and not check_flag(None, "tf_data", changes["tf_data"]):
+            raise PipelineConfigError(
+                "tf_data: batching calls build tf.data in this run mode already; uninstall "
+                "it to run them on queues", argument="tf_data", expected=True)
         settings = self._settings.with_changes(roots=roots, **changes)
-        if settings.tf_data < self._settings.tf_data:
-            raise PipelineConfigError("RunMode: tf_data cannot be turned off; make a new "
-                                      "RunMode", argument="tf_data", expected=True)
         if settings.data_service not in (None, self._settings.data_service):
             check_reachable(settings.data_service, api="run --data-service")
         turned_on = settings.tf_data and not self._settings.tf_data
