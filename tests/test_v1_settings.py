@@ -96,6 +96,41 @@ def test_changes_are_checked_and_roots_added(tmp_path):
         settings.with_changes(grace_period=-1)
 
 
+SETTINGS = "grace_period, tf_data, data_service, data_service_timeout, cache_budget"
+PATHS = "a file path (str, bytes or os.PathLike) or a list of them"
+
+
+@pytest.mark.tf
+@pytest.mark.parametrize("call, message", [
+    (lambda v1, path: v1.RunMode(grace=5),
+     f"'grace' is not a run setting; the settings are {SETTINGS}"),
+    (lambda v1, path: v1.install(bogus=1),
+     f"'bogus' is not a run setting; the settings are {SETTINGS}"),
+    (lambda v1, path: v1.RunMode(5), f"roots must be {PATHS}, got 5"),
+    (lambda v1, path: v1.install([path, None]),
+     "roots must be a file path (str, bytes or os.PathLike), got None"),
+    (lambda v1, path: v1.RunMode(settings={"tf_data": True}),
+     "settings must be a tf1compat.v1.RunSettings, got {'tf_data': True}"),
+    (lambda v1, path: v1.run_path(path, settings=5),
+     "settings must be a tf1compat.v1.RunSettings, got 5"),
+    (lambda v1, path: v1.run_module("program", bogus=1),
+     f"'bogus' is not a run setting; the settings are {SETTINGS}"),
+])
+def test_a_wrong_kind_of_setting_in_the_api_is_named(tmp_path, call, message):
+    """What RunMode, install, run_path and run_module are given is checked as the
+    settings are: a name that is no setting, roots that are not paths, settings that are
+    not a RunSettings are each an ArgumentTypeError (a TypeError) saying so (they were
+    RunSettings.__init__'s unexpected keyword, 'int' object is not iterable, 'int'
+    object has no attribute 'with_changes'), and nothing is installed or run."""
+    from tf1compat import v1
+    from tf1compat.v1.run_mode import installed_run_mode
+    program = write_program(tmp_path, "program.py", "raise SystemExit('it ran')\n")
+    with pytest.raises(ArgumentTypeError) as e:
+        call(v1, program)
+    assert str(e.value) == message and isinstance(e.value, TypeError)
+    assert installed_run_mode() is None
+
+
 def test_pickled_whole(tmp_path):
     settings = RunSettings(roots=[tmp_path], grace_period=4, tf_data=True,
                            data_service="grpc://h:1", data_service_timeout=7,

@@ -24,8 +24,8 @@ from tf1compat.errors import ArgumentTypeError, PipelineConfigError
 __all__ = ["check_positive_int", "check_non_negative_int", "check_int_at_least", "check_index",
            "check_num_epochs", "check_queue_capacity", "check_fraction", "check_seed",
            "check_seconds", "check_tolerance", "check_choice", "check_flag", "check_callable",
-           "check_path", "check_byte_size", "check_service_address", "check_requires",
-           "MAX_BYTES"]
+           "check_path", "check_paths", "check_instance", "check_byte_size",
+           "check_service_address", "check_requires", "MAX_BYTES"]
 
 MAX_BYTES = 2 ** 63 - 1     # the largest size TensorFlow's int64 byte counters hold
 _SIZE_UNITS = {"": 1, "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
@@ -205,6 +205,26 @@ def check_path(api, argument, value):
     if not path or (b"\0" if isinstance(path, bytes) else "\0") in path:
         raise _wrong_value(api, argument, "a non-empty file path without NUL characters", path)
     return path
+
+
+def check_paths(api, argument, value):
+    """A file path or an iterable of them (``[folder, "train.py"]``) as a tuple of
+    ``os.fspath`` values, each checked as :func:`check_path` checks one."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return (check_path(api, argument, value),)
+    try:
+        paths = list(value)
+    except TypeError:
+        raise _wrong_type(api, argument, "a file path (str, bytes or os.PathLike) or a list "
+                          "of them", value) from None
+    return tuple(check_path(api, argument, path) for path in paths)
+
+
+def check_instance(api, argument, value, kind, expected):
+    """``value`` if it is a ``kind`` (a class); ``expected`` names it for people."""
+    if isinstance(value, kind):
+        return value
+    raise _wrong_type(api, argument, expected, value)
 
 
 def _size_of_text(text):

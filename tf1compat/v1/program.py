@@ -23,7 +23,7 @@ import zipfile
 from tf1compat.errors import DataServiceError
 from tf1compat.v1 import rewrite, scope
 from tf1compat.v1.run_mode import RunMode, installed_run_mode
-from tf1compat.v1.settings import RunSettings
+from tf1compat.v1.settings import run_settings
 
 __all__ = ["install", "uninstall", "run_path", "run_module", "ProgramNotFoundError",
            "ProgramTerminated"]
@@ -246,7 +246,7 @@ def _settings(settings, options):
     """``settings``, or the :class:`~tf1compat.v1.settings.RunSettings` of ``options``."""
     if settings is not None and options:
         raise TypeError(f"run: pass settings or {sorted(options)}, not both")
-    return RunSettings(**options) if settings is None else settings
+    return run_settings(settings, **options)
 
 
 def _module_root(top_spec):

@@ -43,7 +43,7 @@ from tf1compat.v1 import (
     scope,
     tf_data_mode,
 )
-from tf1compat.v1.settings import RunSettings
+from tf1compat.v1.settings import run_settings
 
 __all__ = ["RunMode", "installed_run_mode"]
 
@@ -85,10 +85,7 @@ class RunMode:
     """
 
     def __init__(self, paths=(), *, settings=None, **options):
-        settings = RunSettings() if settings is None else settings
-        if paths or options:
-            settings = settings.with_changes(roots=paths, **options)
-        self._settings = settings
+        self._settings = settings = run_settings(settings, paths, **options)
         self.scope = scope.ImportScope()
         self.scope.add_roots(settings.roots)
         self.runtime = queue_runtime.QueueRuntime(lambda: self._settings)

@@ -19,25 +19,25 @@ import os
 
 from tf1compat._checks import (
     check_flag,
-    check_path,
+    check_instance,
+    check_paths,
     check_requires,
     check_seconds,
     check_service_address,
 )
+from tf1compat.errors import ArgumentTypeError
 from tf1compat.pipeline.cache_budget import cache_budget
 
-__all__ = ["RunSettings", "DEFAULT_GRACE_PERIOD"]
+__all__ = ["RunSettings", "DEFAULT_GRACE_PERIOD", "run_settings"]
 
 DEFAULT_GRACE_PERIOD = 10.0
 
 
 def _check_roots(roots):
     """The folders and files of the program as a tuple of absolute paths, each existing."""
-    if isinstance(roots, (str, bytes, os.PathLike)):
-        roots = [roots]
     checked = []
-    for root in roots:
-        path = os.path.abspath(os.fsdecode(check_path(None, "roots", root)))
+    for root in check_paths(None, "roots", roots):
+        path = os.path.abspath(os.fsdecode(root))
         if not os.path.exists(path):
             raise FileNotFoundError(f"roots: {os.fspath(root)!r} does not exist; expected the "
                                     "folders or files of the program")
@@ -127,10 +127,26 @@ class RunSettings:
 
     def with_changes(self, *, roots=(), **changes):
         """These settings with ``roots`` added and the fields in ``changes`` replaced,
-        checked as new ones are."""
-        if isinstance(roots, (str, bytes, os.PathLike)):
-            roots = [roots]
-        return dataclasses.replace(self, roots=(*self.roots, *roots), **changes)
+        checked as new ones are; a name that is not a setting is an
+        :class:`~tf1compat.errors.ArgumentTypeError` listing the settings."""
+        names = [field.name for field in dataclasses.fields(self) if field.name != "roots"]
+        for name in changes:
+            if name not in names:
+                raise ArgumentTypeError(f"{name!r} is not a run setting; the settings are "
+                                        f"{', '.join(names)}", argument=name, expected=names)
+        return dataclasses.replace(self, roots=(*self.roots, *check_paths(None, "roots", roots)),
+                                   **changes)
+
+
+def run_settings(settings=None, roots=(), **options):
+    """``settings`` (a :class:`RunSettings`; None: the defaults) with ``roots`` added and
+    ``options`` changed: the settings of ``RunMode(...)``, ``install(...)``,
+    ``run_path(...)`` and ``run_module(...)``, checked as :meth:`RunSettings.with_changes`
+    checks them."""
+    if settings is None:
+        settings = RunSettings()
+    check_instance(None, "settings", settings, RunSettings, "a tf1compat.v1.RunSettings")
+    return settings.with_changes(roots=roots, **options)
 
 
 # (setting, the setting it needs, what it does with it)
