@@ -172,7 +172,9 @@ SIZE = "a size in bytes up to 9223372036854775807 (e.g. 500M, 2G, 1073741824), o
 @pytest.mark.parametrize("value, size", [
     (0, 0), (123, 123), (np.int64(10 ** 6), 10 ** 6), (np.uint64(2 ** 63 - 1), 2 ** 63 - 1),
     ("500M", 500 * 2 ** 20), ("1.5GiB", int(1.5 * 2 ** 30)), ("64kB", 2 ** 16),
-    (" 2g ", 2 * 2 ** 30), ("off", 0), ("No", 0), ("0", 0), ("8388607T", 8388607 * 2 ** 40)])
+    (" 2g ", 2 * 2 ** 30), ("off", 0), ("No", 0), ("0", 0), ("8388607T", 8388607 * 2 ** 40),
+    ("9223372036854775807", 2 ** 63 - 1), ("9007199254740993", 2 ** 53 + 1), ("1e3", 1000),
+    ("0.5k", 512)])
 def test_byte_size_takes_integers_and_size_texts(value, size):
     result = _checks.check_byte_size("api", "cache", value)
     assert result == size and type(result) is int
@@ -183,6 +185,7 @@ def test_byte_size_takes_integers_and_size_texts(value, size):
     ("1e30", PipelineConfigError), ("99999999999T", PipelineConfigError),
     ("8388608T", PipelineConfigError), ("lots", PipelineConfigError), ("-5M", PipelineConfigError),
     ("nan", PipelineConfigError), ("inf", PipelineConfigError), ("", PipelineConfigError),
+    ("9223372036854775808", PipelineConfigError), ("1.5", PipelineConfigError),
     (2.5, ArgumentTypeError), (True, ArgumentTypeError), (None, ArgumentTypeError)])
 def test_byte_size_refusals_name_the_largest_size(value, error):
     e = refused(_checks.check_byte_size, "to_tf_data", "cache", value)

@@ -233,17 +233,23 @@ def _size_of_text(text):
     if value in _SIZE_OFF:
         return 0
     unit = value[-1:] if value[-1:] in _SIZE_UNITS else ""
+    number = value[:len(value) - len(unit)]
     try:
-        size = float(value[:len(value) - len(unit)]) * _SIZE_UNITS[unit]
+        size = int(number) * _SIZE_UNITS[unit]      # exact: a float is not past 2**53
     except ValueError:
-        return None
+        try:
+            size = float(number) * _SIZE_UNITS[unit]
+        except ValueError:
+            return None
+        if not unit and not size.is_integer():     # a fraction of a byte
+            return None
     return int(size) if 0 <= size <= MAX_BYTES else None     # NaN and inf fail too
 
 
 def check_byte_size(api, argument, value):
     """A number of bytes as an int in ``[0, MAX_BYTES]``: an integer (numpy's too) or a
-    size text (``"500M"``, ``"2G"``, ``"1.5GiB"``, ``"1073741824"``; ``"off"``, ``"no"``
-    and ``"false"`` are 0)."""
+    size text (``"500M"``, ``"2G"``, ``"1.5GiB"``, ``"1073741824"``, read exactly, never
+    a fraction of a byte; ``"off"``, ``"no"`` and ``"false"`` are 0)."""
     if isinstance(value, str):
         size = _size_of_text(value)
     else:
