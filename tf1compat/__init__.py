@@ -8,6 +8,7 @@ environment variable ``TF1COMPAT_VERBOSE=1`` is set.
 """
 
 import importlib
+from typing import Any
 
 from tf1compat.errors import (
     CifarFormatError,
@@ -66,7 +67,7 @@ __all__ = sorted([
 ])
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _LAZY_NAMES:
         module = importlib.import_module(f"tf1compat.{_LAZY_NAMES[name]}")
         value = getattr(module, name)
@@ -78,5 +79,5 @@ def __getattr__(name):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return __all__

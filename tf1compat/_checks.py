@@ -18,8 +18,12 @@ import math
 import numbers
 import os
 import urllib.parse
+from collections.abc import Iterable
+from typing import Literal, SupportsInt, TypeVar, cast, overload
 
 from tf1compat.errors import ArgumentTypeError, PipelineConfigError
+
+_Choice = TypeVar("_Choice")
 
 __all__ = ["check_positive_int", "check_non_negative_int", "check_int_at_least", "check_index",
            "check_num_epochs", "check_queue_capacity", "check_fraction", "check_seed",
@@ -34,37 +38,47 @@ _SIZE_EXPECTED = f"a size in bytes up to {MAX_BYTES} (e.g. 500M, 2G, 1073741824)
 _SERVICE_EXPECTED = "grpc://HOST:PORT (a tf.data service dispatcher)"
 
 
-def _message(api, argument, expected, value):
+def _message(api: str | None, argument: str, expected: object, value: object) -> str:
     prefix = f"{api}: " if api else ""
     return f"{prefix}{argument} must be {expected}, got {value!r}"
 
 
-def _wrong_type(api, argument, expected, value):
+def _wrong_type(api: str | None, argument: str, expected: object,
+                value: object) -> ArgumentTypeError:
     return ArgumentTypeError(_message(api, argument, expected, value),
                              argument=argument, expected=expected)
 
 
-def _wrong_value(api, argument, expected, value):
+def _wrong_value(api: str | None, argument: str, expected: object,
+                 value: object) -> PipelineConfigError:
     return PipelineConfigError(_message(api, argument, expected, value),
                                argument=argument, expected=expected)
 
 
-def _integer(api, argument, value, expected, allow_float):
+def _integer(api: str | None, argument: str, value: object, expected: str,
+             allow_float: bool) -> int:
     """``value`` as an int: integers (numpy too) and, with ``allow_float``, integral
     floats such as ``2.0`` (TF1 turns those into ints for op attributes); never bools."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
     if allow_float and isinstance(value, numbers.Real) and not isinstance(value, bool) \
             and math.isfinite(value) and float(value).is_integer():
-        return int(value)
+        return int(cast(SupportsInt, value))
     raise _wrong_type(api, argument, expected, value)
 
 
-def _or_none(expected, allow_none):
+def _or_none(expected: str, allow_none: bool) -> str:
     return f"{expected} or None" if allow_none else expected
 
 
-def check_positive_int(api, argument, value, *, allow_none=False, allow_float=False):
+@overload
+def check_positive_int(api: str | None, argument: str, value: object, *,
+                       allow_none: Literal[False] = ..., allow_float: bool = ...) -> int: ...
+@overload
+def check_positive_int(api: str | None, argument: str, value: object, *, allow_none: bool,
+                       allow_float: bool = ...) -> int | None: ...
+def check_positive_int(api: str | None, argument: str, value: object, *,
+                       allow_none: bool = False, allow_float: bool = False) -> int | None:
     """``value`` as an int >= 1 (None passes with ``allow_none``)."""
     if value is None and allow_none:
         return None
@@ -75,7 +89,14 @@ def check_positive_int(api, argument, value, *, allow_none=False, allow_float=Fa
     return number
 
 
-def check_non_negative_int(api, argument, value, *, allow_none=False, allow_float=False):
+@overload
+def check_non_negative_int(api: str | None, argument: str, value: object, *,
+                           allow_none: Literal[False] = ..., allow_float: bool = ...) -> int: ...
+@overload
+def check_non_negative_int(api: str | None, argument: str, value: object, *, allow_none: bool,
+                           allow_float: bool = ...) -> int | None: ...
+def check_non_negative_int(api: str | None, argument: str, value: object, *,
+                           allow_none: bool = False, allow_float: bool = False) -> int | None:
     """``value`` as an int >= 0 (None passes with ``allow_none``)."""
     if value is None and allow_none:
         return None
@@ -86,7 +107,8 @@ def check_non_negative_int(api, argument, value, *, allow_none=False, allow_floa
     return number
 
 
-def check_int_at_least(api, argument, value, minimum, why):
+def check_int_at_least(api: str | None, argument: str, value: object, minimum: int,
+                       why: str) -> int:
     """``value`` as an int >= ``minimum``; ``why`` says what the minimum is for."""
     expected = f"an integer >= {minimum} ({why})"
     number = _integer(api, argument, value, expected, False)
@@ -95,7 +117,7 @@ def check_int_at_least(api, argument, value, minimum, why):
     return number
 
 
-def check_index(api, argument, value, size):
+def check_index(api: str | None, argument: str, value: object, size: int) -> int:
     """``value`` as an int in ``[0, size)``."""
     expected = f"an integer in [0, {size})"
     index = _integer(api, argument, value, expected, False)
@@ -104,30 +126,31 @@ def check_index(api, argument, value, size):
     return index
 
 
-def check_num_epochs(api, num_epochs):
+def check_num_epochs(api: str | None, num_epochs: object) -> int | None:
     """``None`` (repeat forever) or the number of epochs as an int >= 1."""
     return check_positive_int(api, "num_epochs", num_epochs, allow_none=True, allow_float=True)
 
 
-def check_queue_capacity(api, capacity, argument="capacity"):
+def check_queue_capacity(api: str | None, capacity: object,
+                         argument: str = "capacity") -> numbers.Real:
     """A TF1 queue capacity: a number whose integer part is not 0 (negative means
     no limit, as TensorFlow's queue ops document). Capacity 0 would block every
     enqueue forever; TF1 fails on it with a ZeroDivisionError or not at all."""
     expected = "a positive integer (or negative for no limit)"
     if isinstance(capacity, bool) or not isinstance(capacity, numbers.Real):
         raise _wrong_type(api, argument, expected, capacity)
-    if not math.isfinite(capacity) or int(capacity) == 0:
+    if not math.isfinite(capacity) or int(cast(SupportsInt, capacity)) == 0:
         raise _wrong_value(api, argument, expected, capacity)
     return capacity
 
 
-def _real(api, argument, value, expected):
+def _real(api: str | None, argument: str, value: object, expected: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise _wrong_type(api, argument, expected, value)
     return float(value)
 
 
-def check_fraction(api, argument, value):
+def check_fraction(api: str | None, argument: str, value: object) -> float:
     """``value`` as a float in ``[0, 1)``."""
     expected = "a number in [0, 1)"
     fraction = _real(api, argument, value, expected)
@@ -136,15 +159,25 @@ def check_fraction(api, argument, value):
     return fraction
 
 
-def check_seed(api, argument, value, *, allow_none=False):
+def check_seed(api: str | None, argument: str, value: object, *,
+               allow_none: bool = False) -> int | None:
     """``value`` as an int (any integer seeds; None passes with ``allow_none``)."""
     if value is None and allow_none:
         return None
     return _integer(api, argument, value, _or_none("an integer", allow_none), False)
 
 
-def check_seconds(api, argument, value, *, minimum=0.0, positive=False, allow_inf=False,
-                  allow_none=False):
+@overload
+def check_seconds(api: str | None, argument: str, value: object, *, minimum: float = ...,
+                  positive: bool = ..., allow_inf: bool = ...,
+                  allow_none: Literal[False] = ...) -> float: ...
+@overload
+def check_seconds(api: str | None, argument: str, value: object, *, minimum: float = ...,
+                  positive: bool = ..., allow_inf: bool = ...,
+                  allow_none: bool) -> float | None: ...
+def check_seconds(api: str | None, argument: str, value: object, *, minimum: float = 0.0,
+                  positive: bool = False, allow_inf: bool = False,
+                  allow_none: bool = False) -> float | None:
     """A duration in seconds as a float: >= ``minimum``, or > 0 when ``positive``;
     finite unless ``allow_inf``; None passes with ``allow_none``."""
     if value is None and allow_none:
@@ -158,7 +191,7 @@ def check_seconds(api, argument, value, *, minimum=0.0, positive=False, allow_in
     return seconds
 
 
-def check_tolerance(api, argument, value):
+def check_tolerance(api: str | None, argument: str, value: object) -> float:
     """A finite number >= 0, as a float."""
     expected = "a number >= 0"
     tolerance = _real(api, argument, value, expected)
@@ -167,7 +200,8 @@ def check_tolerance(api, argument, value):
     return tolerance
 
 
-def check_choice(api, argument, value, choices):
+def check_choice(api: str | None, argument: str, value: object,
+                 choices: Iterable[_Choice]) -> _Choice:
     """``value`` if it is one of ``choices`` (the error's ``expected``)."""
     choices = list(choices)
     try:
@@ -179,7 +213,8 @@ def check_choice(api, argument, value, choices):
                               argument=argument, expected=choices)
 
 
-def check_flag(api, argument, value, *, allow_none=False):
+def check_flag(api: str | None, argument: str, value: object, *,
+               allow_none: bool = False) -> bool | None:
     """``value`` as a bool: True or False (numpy's too), or None with ``allow_none``."""
     if value is None and allow_none:
         return None
@@ -189,14 +224,15 @@ def check_flag(api, argument, value, *, allow_none=False):
                       value)
 
 
-def check_callable(api, argument, value, *, allow_none=False):
+def check_callable(api: str | None, argument: str, value: _Choice, *,
+                   allow_none: bool = False) -> _Choice:
     """``value`` if it can be called (or is None with ``allow_none``)."""
     if (value is None and allow_none) or callable(value):
         return value
     raise _wrong_type(api, argument, _or_none("a function", allow_none), value)
 
 
-def check_path(api, argument, value):
+def check_path(api: str | None, argument: str, value: object) -> str | bytes:
     """``os.fspath(value)`` (str or bytes) after checking it can name a file."""
     expected = "a file path (str, bytes or os.PathLike)"
     if not isinstance(value, (str, bytes, os.PathLike)):
@@ -207,33 +243,35 @@ def check_path(api, argument, value):
     return path
 
 
-def check_paths(api, argument, value):
+def check_paths(api: str | None, argument: str, value: object) -> tuple[str | bytes, ...]:
     """A file path or an iterable of them (``[folder, "train.py"]``) as a tuple of
     ``os.fspath`` values, each checked as :func:`check_path` checks one."""
     if isinstance(value, (str, bytes, os.PathLike)):
         return (check_path(api, argument, value),)
     try:
-        paths = list(value)
+        paths = list(cast(Iterable[object], value))     # TypeError when it is not one
     except TypeError:
         raise _wrong_type(api, argument, "a file path (str, bytes or os.PathLike) or a list "
                           "of them", value) from None
     return tuple(check_path(api, argument, path) for path in paths)
 
 
-def check_instance(api, argument, value, kind, expected):
+def check_instance(api: str | None, argument: str, value: object, kind: type[_Choice],
+                   expected: str) -> _Choice:
     """``value`` if it is a ``kind`` (a class); ``expected`` names it for people."""
     if isinstance(value, kind):
         return value
     raise _wrong_type(api, argument, expected, value)
 
 
-def _size_of_text(text):
+def _size_of_text(text: str) -> int | None:
     """The bytes a size text means (``"500M"``, ``"1.5GiB"``, ``"off"``), or None."""
     value = text.strip().lower().removesuffix("ib").removesuffix("b")
     if value in _SIZE_OFF:
         return 0
     unit = value[-1:] if value[-1:] in _SIZE_UNITS else ""
     number = value[:len(value) - len(unit)]
+    size: float
     try:
         size = int(number) * _SIZE_UNITS[unit]      # exact: a float is not past 2**53
     except ValueError:
@@ -246,7 +284,7 @@ def _size_of_text(text):
     return int(size) if 0 <= size <= MAX_BYTES else None     # NaN and inf fail too
 
 
-def check_byte_size(api, argument, value):
+def check_byte_size(api: str | None, argument: str, value: object) -> int:
     """A number of bytes as an int in ``[0, MAX_BYTES]``: an integer (numpy's too) or a
     size text (``"500M"``, ``"2G"``, ``"1.5GiB"``, ``"1073741824"``, read exactly, never
     a fraction of a byte; ``"off"``, ``"no"`` and ``"false"`` are 0)."""
@@ -259,7 +297,7 @@ def check_byte_size(api, argument, value):
     return size
 
 
-def check_service_address(api, argument, value):
+def check_service_address(api: str | None, argument: str, value: object) -> str:
     """``value`` if it is a tf.data service dispatcher's address, ``grpc://HOST:PORT``."""
     if not isinstance(value, str):
         raise _wrong_type(api, argument, _SERVICE_EXPECTED, value)
@@ -274,7 +312,8 @@ def check_service_address(api, argument, value):
     return value
 
 
-def check_requires(api, argument, given, required, present, purpose):
+def check_requires(api: str | None, argument: str, given: object, required: str,
+                   present: object, purpose: str) -> None:
     """A :class:`~tf1compat.errors.PipelineConfigError` when ``argument`` is ``given``
     (anything but None and False) and ``required`` is not ``present``: e.g.
     ``data_service_timeout needs data_service: it bounds the waits for the service``.

@@ -6,9 +6,15 @@ against TensorFlow's or tf-slim's behaviour keeps working.
 """
 
 import os
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from tf1compat._typing import AnyPath
+
+_Error = TypeVar("_Error", bound="Tf1CompatError")
 
 
-def display_path(path):
+def display_path(path: AnyPath) -> str:
     """``path`` as shown in messages: as is when it prints cleanly, else its ``repr``:
     of its bytes when they are not UTF-8 (``b'caf\\xe9.tfrecord'``), of the text
     when it holds newlines or other control characters."""
@@ -20,7 +26,8 @@ def display_path(path):
     return shown if shown.isprintable() else repr(shown)
 
 
-def _rebuild_error(cls, args, attributes):
+def _rebuild_error(cls: type[_Error], args: tuple[Any, ...],
+                   attributes: dict[str, Any]) -> _Error:
     error = cls.__new__(cls, *args)
     error.args = args
     error.__dict__.update(attributes)
@@ -31,7 +38,7 @@ class Tf1CompatError(Exception):
     """Base of all tf1compat errors. They pickle with their attributes, so an error
     raised in a conversion worker reaches the caller whole."""
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., "Tf1CompatError"], tuple[Any, ...]]:
         return _rebuild_error, (type(self), self.args, self.__dict__)
 
 
@@ -42,7 +49,8 @@ class PipelineConfigError(Tf1CompatError, ValueError):
     None), ``expected`` (what would have been valid, or None).
     """
 
-    def __init__(self, message, *, argument, path=None, expected=None):
+    def __init__(self, message: str, *, argument: str | None, path: AnyPath | None = None,
+                 expected: object = None) -> None:
         super().__init__(message)
         self.argument = argument
         self.path = path
@@ -61,7 +69,7 @@ class CorruptRecordError(Tf1CompatError, ValueError):
     offset of the record's start), ``reason`` (e.g. "data CRC mismatch ...").
     """
 
-    def __init__(self, path, index, offset, reason):
+    def __init__(self, path: AnyPath, index: int, offset: int, reason: str) -> None:
         super().__init__(f"{display_path(path)}: record {index} at byte {offset}: {reason}")
         self.path = path
         self.index = index
@@ -74,12 +82,12 @@ class NotATFRecordFileError(CorruptRecordError):
     stretch after it where a damaged first record's successor would be (a PNG, a text
     file, zeros). ``index`` and ``offset`` are 0; ``reason`` says what was found."""
 
-    def __init__(self, path, reason):
+    def __init__(self, path: AnyPath, reason: str) -> None:
         super().__init__(path, 0, 0, reason)
         self.args = (f"{display_path(path)}: not a TFRecord file: {reason}",)
 
-    def __str__(self):
-        return self.args[0]
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class DatasetFormatError(Tf1CompatError, ValueError):
@@ -89,7 +97,8 @@ class DatasetFormatError(Tf1CompatError, ValueError):
     problems), ``expected`` (the rule that was broken).
     """
 
-    def __init__(self, message, *, path, index=None, expected=None):
+    def __init__(self, message: str, *, path: AnyPath | None, index: int | None = None,
+                 expected: object = None) -> None:
         super().__init__(message)
         self.path = path
         self.index = index
@@ -115,7 +124,8 @@ class IncompleteOutputError(DatasetFormatError):
     another size).
     """
 
-    def __init__(self, message, *, path, missing=(), extra=()):
+    def __init__(self, message: str, *, path: AnyPath, missing: Iterable[str] = (),
+                 extra: Iterable[str] = ()) -> None:
         super().__init__(message, path=path,
                          expected="the files of the folder's last finished conversion")
         self.missing = list(missing)
@@ -128,7 +138,7 @@ class UnknownItemError(Tf1CompatError, ValueError):
     Attributes: ``item`` (the name asked for), ``valid_items`` (sorted choices).
     """
 
-    def __init__(self, item, valid_items):
+    def __init__(self, item: str, valid_items: Iterable[str]) -> None:
         self.item = item
         self.valid_items = sorted(valid_items)
         super().__init__(f"unknown item {item!r}; valid items: {self.valid_items}")
@@ -137,7 +147,7 @@ class UnknownItemError(Tf1CompatError, ValueError):
 class PipelineMismatchError(Tf1CompatError, AssertionError):
     """Two pipelines did not deliver the same examples; ``report`` says how."""
 
-    def __init__(self, report):
+    def __init__(self, report: object) -> None:
         super().__init__(str(report))
         self.report = report
 
@@ -150,14 +160,14 @@ class LoweringError(Tf1CompatError, ValueError):
     ``plan`` (the ``tf.data`` steps lowered downstream of that op, or None).
     """
 
-    def __init__(self, op, op_type, reason, plan=None):
+    def __init__(self, op: str, op_type: str, reason: str, plan: str | None = None) -> None:
         super().__init__(op, op_type, reason)
         self.op = op
         self.op_type = op_type
         self.reason = reason
         self.plan = plan
 
-    def __str__(self):
+    def __str__(self) -> str:
         message = f"cannot lower op '{self.op}' ({self.op_type}) to tf.data: {self.reason}"
         if self.plan:
             message += f"\nlowered downstream of it: {self.plan}"
@@ -173,7 +183,7 @@ class UnsupportedTF1Error(Tf1CompatError, NotImplementedError):
     on TensorFlow 2).
     """
 
-    def __init__(self, name, alternative):
+    def __init__(self, name: str, alternative: str) -> None:
         super().__init__(f"{name} is not available in tf1compat run mode: TensorFlow 2 has "
                          f"no counterpart for it. Use instead: {alternative}")
         self.name = name
@@ -188,7 +198,9 @@ class QueueRunnersNotStartedError(Tf1CompatError, RuntimeError):
     moved to tf.data with the batching call reading them).
     """
 
-    def __init__(self, queues, grace_period, replaced=()):
+    def __init__(self, queues: Iterable[str], grace_period: float,
+                 replaced: Iterable[str] = ()) -> None:
+        queues, replaced = tuple(queues), tuple(replaced)
         names = ", ".join(repr(q) for q in queues)
         if replaced:
             why = (f"; `tf1compat run --tf-data` moved {', '.join(map(repr, replaced))} to "
@@ -214,7 +226,7 @@ class DataServiceError(Tf1CompatError, ConnectionError):
     waited for it).
     """
 
-    def __init__(self, message, *, address, timeout):
+    def __init__(self, message: str, *, address: str, timeout: float) -> None:
         super().__init__(message)
         self.address = address
         self.timeout = timeout

@@ -15,13 +15,16 @@ numbers and packing as there)::
 A test compares it field by field with TensorFlow's own descriptor.
 """
 
+from typing import Any
+
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 _PACKAGE = "tensorflow"
 _Field = descriptor_pb2.FieldDescriptorProto
 
 
-def _field(message, name, number, kind, *, repeated=False, type_name=None, oneof=None):
+def _field(message: Any, name: str, number: int, kind: int, *, repeated: bool = False,
+           type_name: str | None = None, oneof: int | None = None) -> None:
     field = message.field.add(name=name, number=number, type=kind,
                               label=_Field.LABEL_REPEATED if repeated else _Field.LABEL_OPTIONAL)
     if type_name:
@@ -32,7 +35,7 @@ def _field(message, name, number, kind, *, repeated=False, type_name=None, oneof
         field.options.packed = True
 
 
-def _file_descriptor():
+def _file_descriptor() -> descriptor_pb2.FileDescriptorProto:
     proto = descriptor_pb2.FileDescriptorProto(
         name="tf1compat/records/example.proto", package=_PACKAGE, syntax="proto3")
     for name, kind in (("BytesList", _Field.TYPE_BYTES), ("FloatList", _Field.TYPE_FLOAT),

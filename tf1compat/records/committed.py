@@ -20,7 +20,10 @@ import fnmatch
 import glob as _glob
 import json
 import os
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from tf1compat._typing import PathArg
 from tf1compat.errors import IncompleteOutputError, display_path
 from tf1compat.records import _fs
 
@@ -31,16 +34,16 @@ JOURNAL = ".commit.json"
 __all__ = ["JOURNAL", "MANIFEST", "STAGING_PREFIX", "check_committed", "committed_files"]
 
 
-def _split(path):
+def _split(path: str | bytes) -> tuple[str, str]:
     """``(folder, name)`` of a local path or URL."""
-    if _fs.is_url(path):
+    if isinstance(path, str) and _fs.is_url(path):
         folder, _, name = path.rstrip("/").rpartition("/")
         return folder, name
     folder, name = os.path.split(_fs.local_path(os.fsdecode(path)))
     return folder or ".", name
 
 
-def _read_json(read, path):
+def _read_json(read: Callable[[str], bytes], path: str) -> Any:
     try:
         return json.loads(read(path))
     except (OSError, ValueError):
@@ -52,9 +55,12 @@ class _FolderState:
     ``journal`` (the unfinished commit's journal, ``{"move": [...], ...}``, or None)
     with ``staging``, the entry that holds it."""
 
-    def __init__(self, folder):
+    def __init__(self, folder: str) -> None:
         self.folder = folder
-        self.staging = self.journal = None
+        self.staging: str | None = None
+        self.journal: dict[str, Any] | None = None
+        self._size: Callable[[str], int]
+        self.manifest: dict[str, int] | None
         if _fs.is_url(folder):
             fs, base = _fs.filesystem(folder)
             base = base.rstrip("/")
@@ -80,11 +86,12 @@ class _FolderState:
             self._find_journal(lambda path: open(path, "rb").read(), found, os.sep)
 
     @staticmethod
-    def _files(manifest):
+    def _files(manifest: object) -> dict[str, int] | None:
         files = manifest.get("files") if isinstance(manifest, dict) else None
         return files if isinstance(files, dict) else None
 
-    def _find_journal(self, read, entries, sep):
+    def _find_journal(self, read: Callable[[str], bytes], entries: Iterable[str],
+                      sep: str) -> None:
         for entry in sorted(entries):
             if entry.rpartition(sep)[2].startswith(STAGING_PREFIX):
                 journal = _read_json(read, f"{entry}{sep}{JOURNAL}")
@@ -92,7 +99,7 @@ class _FolderState:
                     self.staging, self.journal = entry, journal
                     return
 
-    def check(self, names, pattern=None):
+    def check(self, names: list[str], pattern: str | None = None) -> None:
         """Raise IncompleteOutputError unless ``names`` (files of this folder; with
         ``pattern``, all that the glob pattern of names matched) are committed."""
         shown = display_path(self.folder)
@@ -102,7 +109,7 @@ class _FolderState:
             missing = sorted(set(expected) - set(names))
             raise IncompleteOutputError(
                 f"{shown}: a tf1compat conversion into this folder is under way or was cut "
-                f"short (its commit journal is in {display_path(self.staging)})"
+                f"short (its commit journal is in {display_path(self.staging or '')})"
                 + (f"; not in place yet: {_listed(missing)}" if missing else "")
                 + ": run the conversion again to finish it", path=self.folder,
                 missing=missing, extra=[])
@@ -127,18 +134,18 @@ class _FolderState:
             path=self.folder, missing=missing, extra=sorted(extra + changed))
 
 
-def _listed(names, limit=5):
+def _listed(names: list[str], limit: int = 5) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def check_committed(paths, pattern=None):
+def check_committed(paths: Iterable[str | bytes], pattern: str | None = None) -> None:
     """Raise :class:`~tf1compat.errors.IncompleteOutputError` when a file of ``paths``
     (local paths or URLs) lies in a folder where a tf1compat commit is under way or was
     cut short, or is not what that folder's manifest lists (name and size). With
     ``pattern`` (the glob that matched ``paths``), a listed file the pattern matches
     and ``paths`` lacks is missing too."""
-    by_folder = {}
+    by_folder: dict[str, list[str]] = {}
     for path in paths:
         folder, name = _split(path)
         by_folder.setdefault(folder, []).append(name)
@@ -147,11 +154,11 @@ def check_committed(paths, pattern=None):
         _FolderState(folder).check(names, pattern_name)
 
 
-def _has_magic(path):
+def _has_magic(path: str) -> bool:
     return any(c in _split(path)[1] for c in "*?[")
 
 
-def committed_files(location):
+def committed_files(location: PathArg) -> list[str]:
     """The files of a tf1compat conversion at ``location``, checked complete: a folder
     (a local path or a URL: the files its manifest lists, or when it has none, its
     files not starting with ``.``), a glob pattern (the files it matches) or a file.
@@ -186,13 +193,13 @@ def committed_files(location):
         return [location]
     if url:
         folder = location.rstrip("/")
-        listing = {entry["name"].rstrip("/").rpartition("/")[2]
-                   for entry in fs.ls(inner, detail=True) if entry["type"] == "file"}
+        found = {entry["name"].rstrip("/").rpartition("/")[2]
+                 for entry in fs.ls(inner, detail=True) if entry["type"] == "file"}
     else:
         folder = _fs.local_path(location)
         with os.scandir(folder) as entries:
-            listing = {e.name for e in entries if e.is_file()}
-    listing = sorted(name for name in listing if not name.startswith("."))
+            found = {e.name for e in entries if e.is_file()}
+    listing = sorted(name for name in found if not name.startswith("."))
     state = _FolderState(folder)
     if state.manifest is not None:      # its files only: others were not converted
         listing = [name for name in listing if name in state.manifest]

@@ -11,16 +11,26 @@ records is :mod:`tf1compat.records.tfrecord`.
 
 import itertools
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 from google.protobuf.message import DecodeError
 
 from tf1compat._checks import check_positive_int
+from tf1compat._typing import PathArg
 from tf1compat.records._example_proto import Example
-from tf1compat.records.tfrecord import iter_records
+from tf1compat.records.tfrecord import Bytes, iter_records
+
+# a value make_example takes: a scalar, a flat sequence of one kind, or an array
+Scalar = Union[bool, int, float, str, bytes, np.generic]
+FeatureValue = Union[Scalar, Sequence[Scalar], npt.NDArray[Any]]
+# what the inference reads: a TFRecord file, serialized Examples, or several of either
+PathsOrRecords = Union[PathArg, bytes, Iterable[Union[PathArg, Bytes]]]
+# a kind's values as the encoder takes them: a list of bytes, or an int64/float32 array
+_Encoded = Union[list[bytes], npt.NDArray[Any]]
 
 KINDS = ("bytes", "float", "int64")  # tf.train.Feature's bytes_list, float_list, int64_list
 _LIST_OF_KIND = {"bytes": "bytes_list", "float": "float_list", "int64": "int64_list"}
@@ -35,7 +45,7 @@ _EXPECTED = ("expected bool, int, float, str or bytes, a flat list or tuple of o
 
 # ------------------------------------------------------------------ Python -> bytes
 
-def _scalar_kind(value):
+def _scalar_kind(value: object) -> str | None:
     """The Feature kind a scalar maps to, or None if it is not a valid scalar."""
     if isinstance(value, (bool, int, np.bool_, np.integer)):
         return "int64"
@@ -46,7 +56,7 @@ def _scalar_kind(value):
     return None
 
 
-def _describe(value):
+def _describe(value: object) -> str:
     """'None', 'an int', 'a dict', ... for error messages."""
     if value is None:
         return "None"
@@ -54,7 +64,7 @@ def _describe(value):
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
-def _utf8(text, key, index=None):
+def _utf8(text: str, key: str, index: int | None = None) -> bytes:
     """``text`` (feature ``key``'s element ``index``, or the key itself) as UTF-8."""
     try:
         return text.encode()
@@ -66,7 +76,7 @@ def _utf8(text, key, index=None):
             "os.fsencode(name)") from e
 
 
-def _converted(key, kind, values):
+def _converted(key: str, kind: str, values: Sequence[Any]) -> _Encoded:
     """``values`` (all of ``kind``) as the encoder wants them: int64/float32 arrays or bytes."""
     if kind == "bytes":
         return [_utf8(v, key, i) if isinstance(v, str) else bytes(v)
@@ -79,7 +89,7 @@ def _converted(key, kind, values):
         raise ValueError(f"feature {key!r}: integer outside the int64 range") from e
 
 
-def _list_values(key, values):
+def _list_values(key: str, values: Sequence[Any]) -> tuple[str, _Encoded]:
     if not values:
         raise TypeError(f"feature {key!r}: an empty list has no element kind; pass a typed "
                         "numpy array instead: np.array([], np.int64), np.array([], np.float32) "
@@ -94,10 +104,11 @@ def _list_values(key, values):
         raise TypeError(f"feature {key!r}: mixes {kinds[0]} and {kinds[odd]} values (element 0 is "
                         f"{_describe(values[0])}, element {odd} is {_describe(values[odd])}); "
                         "use one kind")
-    return kinds[0], _converted(key, kinds[0], values)
+    kind = cast(str, kinds[0])     # None was refused above
+    return kind, _converted(key, kind, values)
 
 
-def _array_values(key, array):
+def _array_values(key: str, array: npt.NDArray[Any]) -> tuple[str, _Encoded]:
     flat = array.ravel()
     if array.dtype.kind == "O":
         return _list_values(key, flat.tolist())
@@ -113,7 +124,7 @@ def _array_values(key, array):
     return kind, _converted(key, kind, flat.tolist())
 
 
-def _feature_values(key, value):
+def _feature_values(key: str, value: object) -> tuple[str, _Encoded | list[int] | list[bytes]]:
     """(kind, values) of one mapping entry, by tf.train.Example's type rules: a list,
     or a numpy array of int64 or float32."""
     if type(value) is int and -_INT64_MAX - 1 <= value <= _INT64_MAX:  # the common scalars
@@ -129,7 +140,7 @@ def _feature_values(key, value):
     return _list_values(key, [value])
 
 
-def make_example(mapping):
+def make_example(mapping: Mapping[str, FeatureValue]) -> bytes:
     """Serialize ``{key: value}`` as a tf.train.Example, with tf.train.Feature's rules.
 
     bool and int values become an int64_list, float a float_list (float32), str
@@ -151,12 +162,13 @@ def make_example(mapping):
         feature_list = getattr(features[key], _LIST_OF_KIND[kind])
         feature_list.SetInParent()  # an empty list still says its kind
         feature_list.value.extend(values.tolist() if isinstance(values, np.ndarray) else values)
-    return example.SerializeToString(deterministic=True)
+    serialized: bytes = example.SerializeToString(deterministic=True)
+    return serialized
 
 
 # ------------------------------------------------------------------ bytes -> numpy
 
-def _list_values_of(feature):
+def _list_values_of(feature: Any) -> tuple[str | None, npt.NDArray[Any]]:
     """(kind, 1-D numpy array) of a Feature message; no kind set gives (None, empty float32)."""
     field = feature.WhichOneof("kind")
     if field is None:
@@ -170,7 +182,7 @@ def _list_values_of(feature):
     return kind, np.array(values, np.float32 if kind == "float" else np.int64)
 
 
-def _parse_example(serialized):
+def _parse_example(serialized: object) -> dict[str, tuple[str | None, npt.NDArray[Any]]]:
     """{key: (kind, values)} of a serialized Example, keys sorted."""
     if not isinstance(serialized, (bytes, bytearray, memoryview)):
         raise TypeError("expected a serialized tf.train.Example (bytes), "
@@ -184,7 +196,7 @@ def _parse_example(serialized):
     return {key: _list_values_of(features[key]) for key in sorted(features)}
 
 
-def example_to_dict(serialized):
+def example_to_dict(serialized: Bytes) -> dict[str, npt.NDArray[Any]]:
     """Parse a serialized tf.train.Example into ``{key: 1-D numpy array}``, keys sorted.
 
     int64_list gives int64, float_list float32 and bytes_list an object array of
@@ -203,9 +215,9 @@ class FeatureSpec(NamedTuple):
     """
 
     dtype: str
-    shape: tuple | None
+    shape: tuple[int, ...] | None
 
-    def to_tf(self):
+    def to_tf(self) -> Any:
         """The ``tf.io`` feature object (imports TensorFlow)."""
         from tf1compat._tf import tf
         dtype = tf.as_dtype(self.dtype)
@@ -213,7 +225,7 @@ class FeatureSpec(NamedTuple):
             return tf.io.VarLenFeature(dtype)
         return tf.io.FixedLenFeature(list(self.shape), dtype)
 
-    def to_code(self):
+    def to_code(self) -> str:
         """The Python source that builds this spec, e.g. ``tf.io.FixedLenFeature([], tf.int64)``."""
         if self.shape is None:
             return f"tf.io.VarLenFeature(tf.{self.dtype})"
@@ -225,18 +237,18 @@ class FeatureStats:
     """What the sampled records hold under one key: the kinds seen (more than one is a
     conflict), how many records have it, its value-count range and a first value."""
 
-    kinds: set
+    kinds: set[str]
     present: int
     min_length: int
     max_length: int
-    sample: np.ndarray
+    sample: npt.NDArray[Any]
 
     @classmethod
-    def of(cls, kind, values):
+    def of(cls, kind: str | None, values: npt.NDArray[Any]) -> "FeatureStats":
         """Statistics of a single occurrence."""
-        return cls({kind} - {None}, 1, len(values), len(values), values)
+        return cls(set() if kind is None else {kind}, 1, len(values), len(values), values)
 
-    def merge(self, other):
+    def merge(self, other: "FeatureStats") -> None:
         self.kinds |= other.kinds
         self.present += other.present
         self.min_length = min(self.min_length, other.min_length)
@@ -244,7 +256,7 @@ class FeatureStats:
         if not len(self.sample):
             self.sample = other.sample
 
-    def spec(self, key, records):
+    def spec(self, key: str, records: int) -> FeatureSpec:
         """FixedLenFeature when present in all ``records`` with one length, else VarLenFeature.
 
         A constant length of 1 gives shape ``[]`` (a scalar), as slim's datasets declare it.
@@ -258,8 +270,8 @@ class FeatureStats:
         return FeatureSpec(dtype, () if self.max_length == 1 else (self.max_length,))
 
 
-def _format_sample(values, max_items=3, max_bytes=16):
-    def item(v):
+def _format_sample(values: npt.NDArray[Any], max_items: int = 3, max_bytes: int = 16) -> str:
+    def item(v: object) -> str:
         if isinstance(v, bytes):
             return repr(v[:max_bytes]) + (f"... ({len(v)} bytes)" if len(v) > max_bytes else "")
         return f"{v:g}" if isinstance(v, float) else str(v)
@@ -268,7 +280,7 @@ def _format_sample(values, max_items=3, max_bytes=16):
     return f"[{shown}{more}]"
 
 
-def _format_table(rows):
+def _format_table(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
@@ -283,40 +295,40 @@ class Schema:
     """
 
     records: int = 0
-    features: dict = field(default_factory=dict)
+    features: dict[str, FeatureStats] = field(default_factory=dict)
 
-    def add_example(self, serialized):
+    def add_example(self, serialized: Bytes) -> None:
         """Count one serialized Example in."""
         self.records += 1
         for key, (kind, values) in _parse_example(serialized).items():
             self._add_stats(key, FeatureStats.of(kind, values))
 
-    def merge(self, other):
+    def merge(self, other: "Schema") -> None:
         """Fold in another schema, e.g. another file's."""
         self.records += other.records
         for key, stats in other.features.items():
             self._add_stats(key, replace(stats, kinds=set(stats.kinds)))
 
-    def _add_stats(self, key, stats):
+    def _add_stats(self, key: str, stats: FeatureStats) -> None:
         if key in self.features:
             self.features[key].merge(stats)
         else:
             self.features[key] = stats
 
-    def feature_specs(self):
+    def feature_specs(self) -> dict[str, FeatureSpec]:
         """``{key: FeatureSpec}``, keys sorted; ValueError for a key with conflicting kinds."""
         return {key: self.features[key].spec(key, self.records) for key in sorted(self.features)}
 
-    def keys_to_features(self):
+    def keys_to_features(self) -> dict[str, Any]:
         """``{key: tf.io.FixedLenFeature | tf.io.VarLenFeature}`` (imports TensorFlow)."""
         return {key: spec.to_tf() for key, spec in self.feature_specs().items()}
 
-    def to_code(self, name="keys_to_features"):
+    def to_code(self, name: str = "keys_to_features") -> str:
         """Python source assigning the inferred specs to ``name``, ready to paste."""
         lines = [f"    {key!r}: {spec.to_code()}," for key, spec in self.feature_specs().items()]
         return "\n".join([f"{name} = {{", *lines, "}"])
 
-    def to_table(self):
+    def to_table(self) -> str:
         """A text table: key, kind, value-count range (0 when a record lacks the key), sample."""
         rows = [("key", "kind", "length", "sample")]
         for key in sorted(self.features):
@@ -328,7 +340,8 @@ class Schema:
         return _format_table(rows)
 
 
-def _iter_sample(paths_or_records, sample, compression):
+def _iter_sample(paths_or_records: PathsOrRecords, sample: int | None,
+                 compression: str | None) -> Iterator[tuple[str, Bytes]]:
     """Yield (where, record): up to ``sample`` records of each path, and of the loose records."""
     if isinstance(paths_or_records, (str, os.PathLike, bytes)):
         paths_or_records = [paths_or_records]
@@ -347,14 +360,15 @@ def _iter_sample(paths_or_records, sample, compression):
             raise TypeError(f"expected TFRecord paths or serialized records, got {_describe(item)}")
 
 
-def _names_a_file(record):
+def _names_a_file(record: Bytes) -> bool:
     try:
         return len(record) < 4096 and os.path.isfile(bytes(record))
     except (ValueError, OSError):  # a NUL byte, an unreadable name
         return False
 
 
-def infer_schema(paths_or_records, sample=100, compression=None):
+def infer_schema(paths_or_records: PathsOrRecords, sample: int | None = 100,
+                 compression: str | None = None) -> Schema:
     """Statistics of the first ``sample`` records of each TFRecord file (paths) or of
     an iterable of serialized Examples; ``sample=None`` reads everything. TF-free."""
     sample = check_positive_int("infer_schema", "sample", sample, allow_none=True)
@@ -369,7 +383,8 @@ def infer_schema(paths_or_records, sample=100, compression=None):
     return schema
 
 
-def infer_features(paths_or_records, sample=100, compression=None):
+def infer_features(paths_or_records: PathsOrRecords, sample: int | None = 100,
+                   compression: str | None = None) -> dict[str, Any]:
     """``keys_to_features`` for ``tf.io.parse_single_example`` and slim's TFExampleDecoder.
 
     A key present with the same number of values in every sampled record gets

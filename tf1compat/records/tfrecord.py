@@ -24,12 +24,17 @@ import sys
 import uuid
 import weakref
 import zlib
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Any
 
 import google_crc32c
 import numpy as np
+import numpy.typing as npt
 
 from tf1compat._checks import check_choice, check_path
+from tf1compat._typing import PathArg
 from tf1compat.errors import CorruptRecordError, NotATFRecordFileError, display_path
 from tf1compat.records import _fs
 from tf1compat.records._files import lock_while_open, name_path, remove_unless_locked
@@ -48,25 +53,28 @@ _CRC = struct.Struct("<I")
 _HEADER_SIZE = _LENGTH.size + _CRC.size
 HEADER_SIZE = _HEADER_SIZE  # bytes before a record's data: its length and the length's CRC
 _CHUNK = 1 << 20
+# what a record or a CRC's input may be
+Bytes = bytes | bytearray | memoryview
 
 
-def framed_size(length):
+def framed_size(length: int) -> int:
     """Bytes a record of ``length`` data bytes takes in an uncompressed TFRecord file."""
     return _HEADER_SIZE + length + _CRC.size
 
 
-def crc32c(data):
+def crc32c(data: Bytes) -> int:
     """CRC-32C (Castagnoli) of ``data``, computed by the C-accelerated google-crc32c."""
-    return google_crc32c.value(bytes(data))
+    crc: int = google_crc32c.value(bytes(data))
+    return crc
 
 
-def masked_crc32c(data):
+def masked_crc32c(data: Bytes) -> int:
     """The masked CRC-32C stored in TFRecord framing: rotate right by 15, add a constant."""
     crc = crc32c(data)
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
-def _compression_type(compression, reading=False):
+def _compression_type(compression: str | None, reading: bool = False) -> str:
     """Normalize a compression argument (None, "", "GZIP", "ZLIB", and for reading
     "auto"; any case) to its name."""
     name = "" if compression is None else compression
@@ -79,12 +87,12 @@ def _compression_type(compression, reading=False):
     return name
 
 
-def _header_is_valid(header):
+def _header_is_valid(header: bytes) -> bool:
     return (len(header) == _HEADER_SIZE
             and masked_crc32c(header[:_LENGTH.size]) == _CRC.unpack_from(header, _LENGTH.size)[0])
 
 
-def detect_compression(path):
+def detect_compression(path: PathArg) -> str | None:
     """Guess how a TFRecord file is compressed from its first bytes: None, "GZIP" or "ZLIB".
 
     A plain file starts with a header whose length CRC checks, so it wins over the
@@ -96,7 +104,7 @@ def detect_compression(path):
         return _compression_of_head(f.read(_HEADER_SIZE))
 
 
-def _compression_of_head(head):
+def _compression_of_head(head: bytes) -> str | None:
     if not head or _header_is_valid(head):
         return None
     if head[:2] == b"\x1f\x8b":
@@ -112,7 +120,7 @@ class _FrameError(Exception):
     """A framing problem of the current record; ``recovery`` says how skip mode goes on:
     "next" (framing intact), "resync" (length untrusted) or None (nothing more to read)."""
 
-    def __init__(self, reason, recovery=None):
+    def __init__(self, reason: str, recovery: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.recovery = recovery
@@ -124,21 +132,21 @@ class _Inflater(io.RawIOBase):
     Concatenated streams (``cat a.gz b.gz``) read as one; damage raises _FrameError.
     """
 
-    def __init__(self, raw, compression):
+    def __init__(self, raw: IO[bytes], compression: str) -> None:
         super().__init__()
         self._raw = raw
         self._compression = compression
         self._inflate = zlib.decompressobj(_WBITS[compression])
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer):
+    def readinto(self, buffer: Any) -> int:
         data = self._next_output(len(buffer))
         buffer[:len(data)] = data
         return len(data)
 
-    def _next_output(self, size):
+    def _next_output(self, size: int) -> bytes:
         while True:
             if self._inflate.unconsumed_tail:
                 data = self._inflate.unconsumed_tail
@@ -167,31 +175,31 @@ class _Cursor:
     trusted: FIFOs and /proc files report 0, and a file may still be growing.
     """
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self._pushback = b""
         self._pushback_pos = 0
         self.offset = 0
 
-    def read(self, n):
+    def read(self, n: int) -> bytes:
         """Up to ``n`` bytes; fewer only at the end of the stream."""
         data = self._read_pushback(n) if self._pushback else self._read_stream(n)
         self.offset += len(data)
         return data
 
-    def unread(self, data):
+    def unread(self, data: Bytes) -> None:
         self._pushback = bytes(data) + self._pushback[self._pushback_pos:]
         self._pushback_pos = 0
         self.offset -= len(data)
 
-    def _read_pushback(self, n):
+    def _read_pushback(self, n: int) -> bytes:
         head = self._pushback[self._pushback_pos:self._pushback_pos + n]
         self._pushback_pos += len(head)
         if self._pushback_pos == len(self._pushback):
             self._pushback, self._pushback_pos = b"", 0
         return head + self._read_stream(n - len(head)) if len(head) < n else head
 
-    def _read_stream(self, n):
+    def _read_stream(self, n: int) -> bytes:
         if n <= _CHUNK:
             return self._stream.read(n)
         parts = []
@@ -204,11 +212,11 @@ class _Cursor:
         return b"".join(parts)
 
 
-def _mismatch(region, stored, computed):
+def _mismatch(region: str, stored: int, computed: int) -> str:
     return f"{region} CRC mismatch (stored 0x{stored:08x}, computed 0x{computed:08x})"
 
 
-def _read_frame(cursor, header, verify):
+def _read_frame(cursor: _Cursor, header: bytes, verify: bool) -> bytes:
     """The data of the record whose first bytes are ``header``; raises _FrameError."""
     if len(header) < _HEADER_SIZE:
         raise _FrameError(f"truncated length ({len(header)} of {_HEADER_SIZE} header bytes)")
@@ -230,7 +238,7 @@ def _read_frame(cursor, header, verify):
 
 
 @functools.cache
-def _header_crc_tables():
+def _header_crc_tables() -> tuple[int, npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
     """What finds every valid header of a buffer at once: the CRC-32C of 8 bytes is
     affine in them, ``crc(b0..b7) = crc(0^8) ^ T[0][b0] ^ ... ^ T[7][b7]``; also the
     masked CRC of a zero length, as bytes."""
@@ -244,7 +252,7 @@ def _header_crc_tables():
     return zero, tables, zero_length_crc
 
 
-def _first_header(window):
+def _first_header(window: bytes) -> int | None:
     """The first position in ``window`` where a header's length CRC checks, or None.
 
     Vectorized (a Python CRC at every byte took 0.5 s per MiB). Only lengths below
@@ -276,7 +284,7 @@ def _first_header(window):
     return int(first) if found[first] else None
 
 
-def _resync(cursor, window):
+def _resync(cursor: _Cursor, window: bytes) -> None:
     """Move ``cursor`` to the next header whose length CRC checks (after ``window``,
     bytes already consumed), or to the end of the stream."""
     while True:
@@ -294,17 +302,18 @@ class _FileBytes(io.RawIOBase):
     """A file's bytes read from the start, ``head`` (already read from it) first;
     ``count`` is how many have been read, ``on_read(n)`` (optional) hears of each read."""
 
-    def __init__(self, file, head=b"", on_read=None):
+    def __init__(self, file: Any, head: bytes = b"",
+                 on_read: Callable[[int], object] | None = None) -> None:
         super().__init__()
         self._file = file
         self._head = head
         self._on_read = on_read
         self.count = 0
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer):
+    def readinto(self, buffer: Any) -> int:
         if self._head:
             n = min(len(buffer), len(self._head))
             buffer[:n], self._head = self._head[:n], self._head[n:]
@@ -317,7 +326,9 @@ class _FileBytes(io.RawIOBase):
 
 
 @contextlib.contextmanager
-def _open_record_stream(path, compression, on_read=None):
+def _open_record_stream(path: str | bytes, compression: str | None,
+                        on_read: Callable[[int], object] | None = None
+                        ) -> Iterator[tuple[_Cursor, _FileBytes, str | None]]:
     """Yield ``(cursor, file_bytes, compression)``: a _Cursor over the uncompressed
     record stream of ``path``, the _FileBytes counting what was read of the file, and
     the compression (None, "GZIP" or "ZLIB"; AUTO is detected from the first bytes).
@@ -339,7 +350,7 @@ def _open_record_stream(path, compression, on_read=None):
                     yield _Cursor(stream), file_bytes, compression
 
 
-def _compression_hint(head):
+def _compression_hint(head: bytes) -> str:
     """For a file read as plain whose first header is bad: a hint when it looks
     compressed."""
     kind = _compression_of_head(head)
@@ -348,7 +359,8 @@ def _compression_hint(head):
     return f"; the file looks {kind}-compressed: pass compression={kind!r} (or 'auto')"
 
 
-def _not_a_tfrecord_file(path, cursor, header, error):
+def _not_a_tfrecord_file(path: str | bytes, cursor: _Cursor, header: bytes,
+                         error: _FrameError) -> NotATFRecordFileError | None:
     """The NotATFRecordFileError for a stream whose first header (``header``) is bad
     (``error``): shorter than a header, or with a length CRC mismatch and no valid
     header in the chunk after it (where a damaged first record's successor would be
@@ -381,43 +393,47 @@ class RecordIterator:
     update a progress bar, also while a damaged stretch is searched).
     """
 
-    def __init__(self, path, verify=True, compression=None, on_error="raise", on_read=None):
+    def __init__(self, path: PathArg | bytes, verify: bool = True,
+                 compression: str | None = None, on_error: str = "raise",
+                 on_read: Callable[[int], object] | None = None) -> None:
         check_choice("iter_records", "on_error", on_error, ON_ERROR_CHOICES)
         self.path = check_path("iter_records", "path", path)
         self.count = 0
-        self.skipped = []
-        self.record_offset = None
-        self._file_bytes = None
+        self.skipped: list[CorruptRecordError] = []
+        self.record_offset: int | None = None
+        self._file_bytes: _FileBytes | None = None
         self.compression = _compression_type(compression, True) or None
         self._records = self._iter_records(verify, self.compression, on_error, on_read)
 
     @property
-    def bytes_read(self):
+    def bytes_read(self) -> int:
         return self._file_bytes.count if self._file_bytes is not None else 0
 
-    def __iter__(self):
+    def __iter__(self) -> "RecordIterator":
         return self
 
-    def __next__(self):
+    def __next__(self) -> bytes:
         record = next(self._records)
         self.count += 1
         return record
 
-    def close(self):
+    def close(self) -> None:
         self._records.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "RecordIterator":
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _iter_records(self, verify, compression, on_error, on_read):
+    def _iter_records(self, verify: bool, compression: str | None, on_error: str,
+                      on_read: Callable[[int], object] | None) -> Generator[bytes, None, None]:
         with _open_record_stream(self.path, compression, on_read) as opened:
             cursor, self._file_bytes, self.compression = opened
             window = None  # bytes to search for the next valid header after a bad length
             for index in itertools.count():
                 start, header = cursor.offset, None
+                error: CorruptRecordError
                 try:
                     if window is not None:
                         _resync(cursor, window)
@@ -435,14 +451,15 @@ class RecordIterator:
                     self.skipped.append(error)
                     if e.recovery is None or isinstance(error, NotATFRecordFileError):
                         return
-                    if e.recovery == "resync":
+                    if e.recovery == "resync" and header is not None:
                         window = header[1:]
                     continue
                 self.record_offset = start
                 yield data
 
 
-def iter_records(path, verify=True, compression=None, on_error="raise"):
+def iter_records(path: PathArg | bytes, verify: bool = True, compression: str | None = None,
+                 on_error: str = "raise") -> RecordIterator:
     """Iterate over the records of a TFRecord file, as ``tf.data.TFRecordDataset`` does.
     ``path`` is a local path or an fsspec URL (``s3://bucket/train.tfrecord``; the
     ``tf1compat[s3]`` extra), read through fsspec, which only a URL imports.
@@ -466,7 +483,8 @@ def iter_records(path, verify=True, compression=None, on_error="raise"):
     return RecordIterator(path, verify=verify, compression=compression, on_error=on_error)
 
 
-def count_records(path, compression=None, verify=True):
+def count_records(path: PathArg | bytes, compression: str | None = None,
+                  verify: bool = True) -> int:
     """Number of records in a TFRecord file (reads it all; raises on damage)."""
     with iter_records(path, verify=verify, compression=compression) as records:
         for _ in records:
@@ -479,23 +497,23 @@ class VerifyReport:
     """Result of :func:`verify`: ``records`` intact records, ``size_bytes`` on disk,
     ``errors`` one CorruptRecordError per bad record (empty when the file is sound)."""
 
-    path: str
+    path: str | bytes
     records: int
     size_bytes: int
-    errors: list
+    errors: list[CorruptRecordError]
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not self.errors
 
-    def __str__(self):
+    def __str__(self) -> str:
         status = "ok" if self.ok else "not a TFRecord file" if isinstance(
             self.errors[0], NotATFRecordFileError) else f"{len(self.errors):,} corrupt"
         return (f"{display_path(self.path)}: {self.records:,} records, "
                 f"{self.size_bytes:,} bytes, {status}")
 
 
-def verify(path, compression=None):
+def verify(path: PathArg | bytes, compression: str | None = None) -> VerifyReport:
     """Check every CRC of a TFRecord file, continuing past damage; returns a VerifyReport.
 
     ``size_bytes`` is the file's size, or for a stream (FIFO, /proc file) the bytes
@@ -533,7 +551,7 @@ class TFRecordWriter:
     records written.
     """
 
-    def __init__(self, path, compression=None):
+    def __init__(self, path: PathArg | bytes, compression: str | None = None) -> None:
         compression = _compression_type(compression)
         self.path = check_path("TFRecordWriter", "path", path)
         self._final_path = os.fsdecode(self.path)  # str and bytes do not mix in os.replace
@@ -551,7 +569,7 @@ class TFRecordWriter:
                             if compression else None)
         self.count = 0
 
-    def write(self, record):
+    def write(self, record: Bytes) -> None:
         """Append one record (bytes-like)."""
         if self._file.closed:
             raise ValueError(f"{display_path(self.path)}: writer is closed")
@@ -567,7 +585,7 @@ class TFRecordWriter:
             raise
         self.count += 1
 
-    def close(self):
+    def close(self) -> None:
         """Finish the file and move it to its final name."""
         if self._file.closed:
             return
@@ -585,22 +603,23 @@ class TFRecordWriter:
             self.abort()
             raise
 
-    def abort(self):
+    def abort(self) -> None:
         """Discard everything written; ``path`` is left untouched. The temporary file is
         removed even when closing it fails (a full disk refusing the buffered bytes)."""
         self._discard()
 
-    def __enter__(self):
+    def __enter__(self) -> "TFRecordWriter":
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if exc_type is None:
             self.close()
         else:
             self.abort()
 
 
-def _discard(file, tmp_path):
+def _discard(file: IO[bytes], tmp_path: str) -> None:
     """Close ``file`` and remove it; what is being discarded may fail to flush."""
     try:
         file.close()
@@ -611,7 +630,7 @@ def _discard(file, tmp_path):
             os.remove(tmp_path)
 
 
-def _remove_stale_temporaries(directory, name, own):
+def _remove_stale_temporaries(directory: str, name: str, own: str) -> None:
     """Remove the temporary files of ``name`` whose writer died: no lock is held on them."""
     prefix = f".{name}."
     with os.scandir(directory) as entries:
@@ -625,7 +644,7 @@ def _remove_stale_temporaries(directory, name, own):
             continue
 
 
-def _check_writable_target(path, directory):
+def _check_writable_target(path: str, directory: str) -> None:
     """Refuse, before anything is written, a target the final rename cannot replace
     or should not (a FIFO or device would be swapped for a regular file)."""
     if not os.path.isdir(directory):
@@ -640,7 +659,8 @@ def _check_writable_target(path, directory):
                          "renames it onto path, which would replace the FIFO or device")
 
 
-def write_records(path, records, compression=None):
+def write_records(path: PathArg | bytes, records: Iterable[Bytes],
+                  compression: str | None = None) -> int:
     """Write an iterable of bytes records to ``path`` atomically; returns how many."""
     with TFRecordWriter(path, compression) as writer:
         for record in records:
@@ -648,7 +668,7 @@ def write_records(path, records, compression=None):
     return writer.count
 
 
-def _check_bytes(record, what):
+def _check_bytes(record: object, what: str) -> None:
     """Refuse a record that is not bytes-like, ``what`` (file, which record) first."""
     if not isinstance(record, (bytes, bytearray, memoryview)):
         raise TypeError(f"{what} {type(record).__name__}; expected bytes (encode it first, "
