@@ -2,11 +2,21 @@
 library; a module at the bottom of the layers, beside :mod:`tf1compat.errors`)."""
 
 import os
-from typing import Union
+from typing import Any, TypeAlias, Union
 
-__all__ = ["PathArg", "AnyPath"]
+__all__ = ["PathArg", "AnyPath", "Tensor", "Operation", "Graph", "GraphDef", "NodeDef",
+           "Dataset"]
 
 # a file or folder as callers give it: a local path or an fsspec URL (``s3://...``)
 PathArg = Union[str, "os.PathLike[str]"]
 # a path as error messages show it: also bytes, when the file system gave bytes
 AnyPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+# TensorFlow's objects. TensorFlow ships no annotations, so to a type checker they are
+# Any; the names say what is meant, and TF-free modules need no TensorFlow import.
+Tensor: TypeAlias = Any     # tf.Tensor (of a graph), or a tf.SparseTensor where said
+Operation: TypeAlias = Any  # tf.Operation
+Graph: TypeAlias = Any      # tf.Graph
+GraphDef: TypeAlias = Any   # tf.compat.v1.GraphDef
+NodeDef: TypeAlias = Any    # a GraphDef's node (NodeDef)
+Dataset: TypeAlias = Any    # tf.data.Dataset

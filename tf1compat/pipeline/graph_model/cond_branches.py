@@ -10,27 +10,31 @@ when it first runs (the fallbacks of a batch function no batch takes cost no
 start-up).
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from tensorflow.core.framework import attr_value_pb2, graph_pb2, node_def_pb2
 from tensorflow.python.framework.function_def_to_graph import function_def_to_graph_def
 
 from tf1compat._tf import tf, v1
+from tf1compat._typing import GraphDef, NodeDef, Tensor
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.structure import InputName, data_inputs, parse_input
 
 __all__ = ["with_branch", "branch_nodes", "copied_prefix", "passing_branch", "called_cond"]
 
 
-def _function(graph_def, node, taken):
+def _function(graph_def: GraphDef, node: NodeDef, taken: bool) -> Any:
     name = node.attr[op_types.IF_BRANCHES[taken]].func.name
     return next(f for f in graph_def.library.function if f.signature.name == name)
 
 
-def branch_nodes(graph_def, node, taken):
+def branch_nodes(graph_def: GraphDef, node: NodeDef, taken: bool) -> list[NodeDef]:
     """The nodes of the branch an ``If`` node runs when its predicate is ``taken``."""
     return list(_function(graph_def, node, taken).node_def)
 
 
-def passing_branch(graph_def, node):
+def passing_branch(graph_def: GraphDef, node: NodeDef) -> bool | None:
     """For the cond of a ``tf.debugging.Assert`` (one branch holds an ``Assert``, the
     other only passes values on), the predicate's value taking the passing branch;
     None for other conds."""
@@ -42,18 +46,18 @@ def passing_branch(graph_def, node):
     return None
 
 
-def _renamed(text, prefix):
+def _renamed(text: str, prefix: str) -> str:
     """The GraphDef input ``text`` with ``prefix`` before the name of its node."""
     name = parse_input(text)
     return str(name._replace(op=prefix + name.op))
 
 
-def copied_prefix(name, taken):
+def copied_prefix(name: str, taken: bool) -> str:
     """The prefix of the names of the ops :func:`with_branch` copies into the graph."""
     return f"{name}/{op_types.IF_BRANCHES[taken]}/"
 
 
-def with_branch(graph_def, name, taken):
+def with_branch(graph_def: GraphDef, name: str, taken: bool) -> GraphDef:
     """A copy of ``graph_def`` whose ``If`` node ``name`` runs the branch for a
     predicate ``taken`` (True: ``then_branch``) unconditionally."""
     result = graph_pb2.GraphDef()
@@ -92,7 +96,8 @@ def with_branch(graph_def, name, taken):
     return result
 
 
-def called_cond(predicate, true_fn, false_fn):
+def called_cond(predicate: Tensor, true_fn: Callable[[], Any],
+                false_fn: Callable[[], Any]) -> Any:
     """``tf.cond(predicate, true_fn, false_fn)`` in a graph (a ``tf.function``) whose
     ``If`` op calls the taken branch's function instead of having both branches
     inlined: TensorFlow instantiates the branches when the op first runs, not when it

@@ -10,9 +10,11 @@ long as its graph and holds names, never ops: it keeps no graph alive.
 import dataclasses
 import weakref
 
+from tf1compat._typing import Graph
+
 __all__ = ["FastPathNote", "GraphNotes", "ProducerNote", "UncheckedName", "graph_notes"]
 
-_NOTES = weakref.WeakKeyDictionary()  # graph -> GraphNotes
+_NOTES: "weakref.WeakKeyDictionary[Graph, GraphNotes]" = weakref.WeakKeyDictionary()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +65,7 @@ class GraphNotes:
         return None if note is None or note.files is None else (note.files, note.compression)
 
 
-def graph_notes(graph) -> GraphNotes:
+def graph_notes(graph: Graph) -> GraphNotes:
     """The notes of ``graph`` (an empty record for a graph tf1compat did nothing to)."""
     notes = _NOTES.get(graph)
     if notes is None:

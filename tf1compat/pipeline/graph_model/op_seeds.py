@@ -9,8 +9,10 @@ them. ``tests/test_graph_model.py`` checks the rule against TensorFlow.
 
 import contextlib
 import importlib
+from collections.abc import Iterator
 
 import tf1compat._tf  # noqa: F401  (TensorFlow loads quietly before its private module)
+from tf1compat._typing import Graph
 
 __all__ = ["op_seeds_kept"]
 
@@ -18,7 +20,7 @@ _RANDOM_SEED = importlib.import_module("tensorflow.python.framework.random_seed"
 
 
 @contextlib.contextmanager
-def op_seeds_kept(graph):
+def op_seeds_kept(graph: Graph) -> Iterator[None]:
     """Ops built in the block take op-level seeds without moving the counter ``graph``'s
     later ops take theirs from."""
     counters = _RANDOM_SEED._graph_to_seed_dict

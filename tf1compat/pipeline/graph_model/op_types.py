@@ -7,6 +7,9 @@ messages parsed. ``tests/test_graph_model.py`` checks each against TensorFlow.
 """
 
 import re
+from typing import Any
+
+from tf1compat._typing import NodeDef, Operation, Tensor
 
 QUEUE_RUNNERS = "queue_runners"  # tf.compat.v1.GraphKeys.QUEUE_RUNNERS
 
@@ -144,7 +147,7 @@ STATEFUL_PREFIXES = ("Queue", "Reader", "Iterator", "MultiDeviceIterator", "Stag
                      "Unstage", "Barrier", "Accumulator", "TensorArray")
 
 
-def queue_handle(op):
+def queue_handle(op: Operation) -> Tensor | None:
     """The queue handle a dequeue, enqueue or read op takes, or None for other ops."""
     if op.type in READS:
         return op.inputs[1]
@@ -153,139 +156,144 @@ def queue_handle(op):
     return None
 
 
-def reader_op(read):
+def reader_op(read: Operation) -> Operation:
     """The reader op behind a read op."""
     return read.inputs[0].op
 
 
-def enqueued(enqueue):
+def enqueued(enqueue: Operation) -> list[Tensor]:
     """The tensors an enqueue op puts in its queue."""
     return list(enqueue.inputs[1:])
 
 
-def batch_size_input(dequeue):
+def batch_size_input(dequeue: Operation) -> Tensor:
     """The tensor holding a batching dequeue's batch size."""
     return dequeue.inputs[1]
 
 
-def value_input(op):
+def value_input(op: Operation) -> Tensor:
     """The tensor whose values an op that passes, moves or casts them takes (Identity,
     ExpandDims, Reshape, the RECOMPUTED_AFTER_CACHE ops): its first input."""
     return op.inputs[0]
 
 
-def shaping_inputs(op):
+def shaping_inputs(op: Operation) -> list[Tensor]:
     """The inputs of such an op besides its values: a shape, an axis, a permutation,
     paddings, slice bounds."""
     return list(op.inputs[1:])
 
 
-def expand_dims_axis(expand_dims):
+def expand_dims_axis(expand_dims: Operation) -> Tensor:
     """The tensor holding the axis an ExpandDims op adds."""
     return expand_dims.inputs[1]
 
 
-def read_variable(read):
+def read_variable(read: Operation) -> Operation | None:
     """The op a variable read takes its value from (a ReadVariableOp: the resource
     variable; the Identity of a ref variable: the variable), or None for an op without
     inputs."""
     return read.inputs[0].op if read.inputs else None
 
 
-def assigned_value(assign):
+def assigned_value(assign: Operation) -> Tensor:
     """The tensor an Assign or AssignVariableOp op writes into its variable."""
     return assign.inputs[1]
 
 
-def iterator_of(get_next):
+def iterator_of(get_next: Operation) -> Tensor:
     """The iterator (a resource tensor) an IteratorGetNext op takes an element from."""
     return get_next.inputs[0]
 
 
-def next_element_arguments(get_next):
+def next_element_arguments(get_next: Operation) -> dict[str, Any]:
     """The arguments of ``tf.raw_ops.IteratorGetNext`` that take another element from
     the iterator of ``get_next`` (an IteratorGetNext op), of the same types and shapes."""
     return {"iterator": iterator_of(get_next),
             **{name: get_next.get_attr(name) for name in ITERATOR_ELEMENT_ATTRIBUTES}}
 
 
-def cond_predicate(cond):
+def cond_predicate(cond: Operation) -> Tensor:
     """The predicate of an ``If`` / ``StatelessIf`` op (its first input)."""
     return cond.inputs[0]
 
 
-def decode_raw_bytes(decode):
+def decode_raw_bytes(decode: Operation) -> Tensor:
     """The strings a DecodeRaw op decodes."""
     return decode.inputs[0]
 
 
-def decode_raw_settings(decode):
+def decode_raw_settings(decode: Operation) -> dict[str, Any]:
     """``{"out_type", "little_endian"}`` of a DecodeRaw op, as ``tf.io.decode_raw``
     takes them."""
     return {name: decode.get_attr(name) for name in DECODE_RAW_ATTRIBUTES}
 
 
-def node_type(node):
+def node_type(node: NodeDef) -> int | None:
     """The element type (a DataType number) a NodeDef's op computes on (its ``T``
     attribute), or None for an op without one."""
     return node.attr[TYPE_ATTRIBUTE].type if TYPE_ATTRIBUTE in node.attr else None
 
 
-def op_seeds(op):
+def op_seeds(op: Operation) -> tuple[int, int]:
     """``(seed, seed2)`` of a random op or a RandomShuffleQueue."""
     return op.get_attr("seed"), op.get_attr("seed2")
 
 
-def queue_kind(queue):
+def queue_kind(queue: Operation) -> str:
     """How TensorFlow's messages call a queue op's kind: ``FIFOQueue``, ``RandomShuffleQueue``."""
-    return queue.type.removesuffix("V2")
+    kind: str = queue.type.removesuffix("V2")
+    return kind
 
 
-def runner_queue_name(runner):
+def runner_queue_name(runner: Any) -> str:
     """The op name of the queue a ``QueueRunner`` feeds (``runner.queue.name`` is the
     short name when eager execution is on)."""
-    return runner.queue.queue_ref.op.name
+    name: str = runner.queue.queue_ref.op.name
+    return name
 
 
-def count_limit(counter):
+def count_limit(counter: Operation) -> int:
     """The limit of a CountUpTo op (a producer's num_epochs)."""
-    return counter.get_attr("limit")
+    limit: int = counter.get_attr("limit")
+    return limit
 
 
-def parse_key_counts(parse):
+def parse_key_counts(parse: Operation) -> dict[str, int]:
     """``{kind: number of keys}`` of a ParseExampleV2 op."""
     return {"sparse": parse.get_attr(PARSE_NUM_SPARSE),
             "dense": len(parse.get_attr(PARSE_DENSE_TYPES)),
             "ragged": len(parse.get_attr("ragged_value_types"))}
 
 
-def parse_records(parse):
+def parse_records(parse: Operation) -> Tensor:
     """The serialized records a ParseExampleV2 op parses."""
     return parse.inputs[PARSE_RECORDS_INPUT]
 
 
-def parse_names(parse):
+def parse_names(parse: Operation) -> Tensor:
     """The tensor of the example names a ParseExampleV2 op takes (empty: no names)."""
     return parse.inputs[PARSE_NAMES_INPUT]
 
 
-def parse_keys(parse, kind):
+def parse_keys(parse: Operation, kind: str) -> Tensor:
     """The tensor of a ParseExampleV2 op's keys of ``kind`` (PARSE_KEY_KINDS)."""
     return parse.inputs[PARSE_KEYS_INPUT[kind]]
 
 
-def parse_keys_and_defaults(parse):
+def parse_keys_and_defaults(parse: Operation) -> list[Tensor]:
     """A ParseExampleV2 op's inputs after the names: its three key lists, then one
     default per dense key."""
     return list(parse.inputs[PARSE_KEYS_INPUT["sparse"]:])
 
 
-def parse_dense_shapes(parse):
+def parse_dense_shapes(parse: Operation) -> list[Any]:
     """The shapes of a ParseExampleV2 op's dense keys."""
-    return parse.get_attr(PARSE_DENSE_SHAPES)
+    shapes: list[Any] = parse.get_attr(PARSE_DENSE_SHAPES)
+    return shapes
 
 
-def parse_key_attributes(parse, kept):
+def parse_key_attributes(parse: Operation,
+                         kept: dict[str, list[int]]) -> dict[str, list[Any]]:
     """``{attribute: values}``: a ParseExampleV2 op's per-key attributes
     (PARSE_KEY_ATTRIBUTES) for the keys at ``kept`` (``{kind: positions}``), named as
     ``tf.raw_ops.ParseExampleV2`` takes them (without the inferred PARSE_DENSE_TYPES)."""
@@ -294,7 +302,7 @@ def parse_key_attributes(parse, kept):
             if name != PARSE_DENSE_TYPES}
 
 
-def parse_output_positions(counts):
+def parse_output_positions(counts: dict[str, int]) -> dict[str, list[tuple[int, ...]]]:
     """``{kind: [output positions of each key]}`` of a ParseExampleV2 op with ``counts``
     keys of each kind: ``(indices, values, shape)`` per sparse key, ``(values,)`` per
     dense key, ``(values, row splits)`` per ragged key."""
@@ -305,19 +313,21 @@ def parse_output_positions(counts):
             "ragged": [(first_ragged + i, first_ragged + ragged + i) for i in range(ragged)]}
 
 
-def parse_key_is_required(parse, index):
+def parse_key_is_required(parse: Operation, index: int) -> bool:
     """Whether a ParseExampleV2 op's dense key ``index`` has no default (a record without
     it fails the parse): its default has no elements; True when that is unknown."""
     elements = parse.inputs[PARSE_FIRST_DEFAULT + index].shape.num_elements()
     return elements is None or elements == 0
 
 
-def queue_capacity(queue):
-    return queue.get_attr("capacity")
+def queue_capacity(queue: Operation) -> int:
+    capacity: int = queue.get_attr("capacity")
+    return capacity
 
 
-def min_after_dequeue(queue):
-    return queue.get_attr("min_after_dequeue")
+def min_after_dequeue(queue: Operation) -> int:
+    kept: int = queue.get_attr("min_after_dequeue")
+    return kept
 
 
 # ------------------------------------------------------------ message texts

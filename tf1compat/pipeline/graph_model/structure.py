@@ -12,8 +12,9 @@ needs, the functions a node calls, compare's endless-pipeline inference.
 """
 
 from collections.abc import Callable, Hashable, Iterable
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
+from tf1compat._typing import GraphDef, NodeDef, Operation, Tensor
 from tf1compat.pipeline.graph_model import op_types
 
 __all__ = ["InputName", "parse_input", "data_inputs", "consumed_tensors", "rename_inputs",
@@ -31,7 +32,7 @@ class InputName(NamedTuple):
     a control input from ``op``."""
 
     op: str
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # the field hides tuple.index
     control: bool = False
 
     @property
@@ -65,18 +66,18 @@ def _tensor_name(text: str) -> str:
     return text if ":" in text else f"{text}:0"
 
 
-def data_inputs(node) -> list[InputName]:
+def data_inputs(node: NodeDef) -> list[InputName]:
     """The inputs of a NodeDef that pass values (its control inputs left out), in order."""
     return [name for name in map(parse_input, node.input) if not name.control]
 
 
-def consumed_tensors(graph_def) -> set[str]:
+def consumed_tensors(graph_def: GraphDef) -> set[str]:
     """The tensor names (``op:index``) the nodes of ``graph_def`` take as values."""
     return {_tensor_name(text) for node in graph_def.node for text in node.input
             if not _is_control(text)}
 
 
-def rename_inputs(graph_def, renamed: dict[str, str]) -> None:
+def rename_inputs(graph_def: GraphDef, renamed: dict[str, str]) -> None:
     """Point every node input taking a tensor of ``renamed`` (``{"op:i": "other:j"}``)
     at its new name, in place."""
     for node in graph_def.node:
@@ -86,7 +87,7 @@ def rename_inputs(graph_def, renamed: dict[str, str]) -> None:
         node.input.extend(inputs)
 
 
-def _nodes_needed(graph_def, names: Iterable[str]) -> set[str]:
+def _nodes_needed(graph_def: GraphDef, names: Iterable[str]) -> set[str]:
     """The names of the nodes ``names`` (node, tensor or input names) need: themselves
     and every node they take data or control from, directly or not."""
     nodes = {node.name: node for node in graph_def.node}
@@ -97,7 +98,7 @@ def _nodes_needed(graph_def, names: Iterable[str]) -> set[str]:
     return set(reached)
 
 
-def keep_reachable(graph_def, names: Iterable[str]) -> None:
+def keep_reachable(graph_def: GraphDef, names: Iterable[str]) -> None:
     """Delete, in place, the nodes of ``graph_def`` that the nodes ``names`` do not need."""
     needed = _nodes_needed(graph_def, names)
     for index in reversed(range(len(graph_def.node))):
@@ -105,7 +106,7 @@ def keep_reachable(graph_def, names: Iterable[str]) -> None:
             del graph_def.node[index]
 
 
-def sub_graph_def(graph_def, names: set[str]):
+def sub_graph_def(graph_def: GraphDef, names: set[str]) -> GraphDef:
     """The nodes ``names`` of ``graph_def`` (graph order), importable on their own:
     no devices, no colocation, no control inputs from outside."""
     sub = type(graph_def)()
@@ -126,7 +127,7 @@ def sub_graph_def(graph_def, names: set[str]):
     return sub
 
 
-def add_constant_node(graph_def, name: str, tensor) -> str:
+def add_constant_node(graph_def: GraphDef, name: str, tensor: Any) -> str:
     """Add a ``Const`` node holding ``tensor`` (a TensorProto) named ``name``, or
     ``name_1``, ... when that is taken; returns its name."""
     taken = {node.name for node in graph_def.node}
@@ -172,12 +173,13 @@ def fixpoint(items: Iterable[Item], update: Callable[[Item], bool]) -> None:
             changed = update(item) or changed
 
 
-def input_ops(op) -> list:
+def input_ops(op: Operation) -> list[Operation]:
     """The ops ``op`` takes data or control from."""
     return [t.op for t in op.inputs] + list(op.control_inputs)
 
 
-def ancestors(tensors_or_ops, stop: Callable | None = None) -> set:
+def ancestors(tensors_or_ops: Iterable[Tensor | Operation],
+              stop: Callable[[Operation], bool] | None = None) -> set[Operation]:
     """Ops reachable backwards from ``tensors_or_ops`` through data and control inputs;
     ``stop(op)`` True ends a path (the op itself is included)."""
     return set(walk((getattr(t, "op", t) for t in tensors_or_ops), input_ops, stop))

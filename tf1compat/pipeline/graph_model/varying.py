@@ -7,14 +7,22 @@ does: slim's image decoding is an ``If`` that TensorFlow marks stateful only
 because a branch holds an ``Assert``. An op type TensorFlow does not know varies.
 """
 
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
 from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
 
+from tf1compat._typing import Graph, GraphDef, NodeDef, Operation
 from tf1compat.pipeline.graph_model.structure import walk
 
 __all__ = ["called_nodes", "has_stateful_ops", "varying_ops", "varying_op_types"]
 
+_Functions = dict[str, Any]     # a graph's library functions (FunctionDef) by name
+_Known = dict[str, bool]        # a test's answer for each library function seen
+_NodeTest = Callable[[NodeDef, _Functions, _Known], bool]
 
-def _attribute_functions(attributes):
+
+def _attribute_functions(attributes: Any) -> Iterator[str]:
     """Names of the functions a node's attributes call (``then_branch``, ``body``, ...)."""
     for value in attributes.values():
         if value.HasField("func"):
@@ -23,7 +31,7 @@ def _attribute_functions(attributes):
             yield from (function.name for function in value.list.func)
 
 
-def _node_varies(node, functions, known):
+def _node_varies(node: NodeDef, functions: _Functions, known: _Known) -> bool:
     called = list(_attribute_functions(node.attr))
     if called:
         return any(_function_has(name, functions, known, _node_varies) for name in called)
@@ -33,7 +41,8 @@ def _node_varies(node, functions, known):
     return op_def.is_stateful and bool(op_def.output_arg)
 
 
-def _function_has(name, functions, known, node_test):
+def _function_has(name: str, functions: _Functions, known: _Known,
+                  node_test: _NodeTest) -> bool:
     """Whether library function ``name`` (one not in ``functions``: yes) has a node
     passing ``node_test(node, functions, known)``; ``known`` keeps the answers of
     the functions seen, for that one test."""
@@ -45,32 +54,32 @@ def _function_has(name, functions, known, node_test):
     return known[name]
 
 
-def varying_ops(ops, graph_def):
+def varying_ops(ops: Iterable[Operation], graph_def: GraphDef) -> list[Operation]:
     """The ops of ``ops`` (graph operations) whose values may vary between calls
     (see the module docstring); ``graph_def`` gives the function library."""
     functions = {f.signature.name: f for f in graph_def.library.function}
-    known = {}
+    known: _Known = {}
     return [op for op in ops if _node_varies(op.node_def, functions, known)]
 
 
-def varying_op_types(graph):
+def varying_op_types(graph: Graph) -> list[str]:
     """The types of the ops of ``graph`` whose values may vary between calls, sorted."""
     return sorted({op.type for op in varying_ops(graph.get_operations(), graph.as_graph_def())})
 
 
-def called_nodes(node, graph_def):
+def called_nodes(node: NodeDef, graph_def: GraphDef) -> list[NodeDef]:
     """The nodes of the functions ``node`` calls (``If`` branches, ``Case``
     branches, ...), and of those they call."""
     functions = {f.signature.name: f for f in graph_def.library.function}
 
-    def library_calls(attributes):
+    def library_calls(attributes: Any) -> list[str]:
         return [name for name in _attribute_functions(attributes) if name in functions]
     called = walk(library_calls(node.attr), lambda name: [
         callee for inner in functions[name].node_def for callee in library_calls(inner.attr)])
     return [inner for name in called for inner in functions[name].node_def]
 
 
-def _stateful_node(node, functions, known):
+def _stateful_node(node: NodeDef, functions: _Functions, known: _Known) -> bool:
     if node.op in functions:    # a call of a library function by its name
         return _function_has(node.op, functions, known, _stateful_node)
     op_def = op_def_registry.get(node.op)
@@ -79,11 +88,11 @@ def _stateful_node(node, functions, known):
         for name in _attribute_functions(node.attr))
 
 
-def has_stateful_ops(graph_def):
+def has_stateful_ops(graph_def: GraphDef) -> bool:
     """Whether a node of ``graph_def``, or of a function it calls, is stateful (an
     ``Assert``, an ``If`` or a ``While`` too) or of a type TensorFlow does not know:
     what tf.function's automatic control dependencies act on. A ``StatelessIf`` of
     stateless branches (``decode_image``'s format choice) is not."""
     functions = {f.signature.name: f for f in graph_def.library.function}
-    known = {}
+    known: _Known = {}
     return any(_stateful_node(node, functions, known) for node in graph_def.node)
