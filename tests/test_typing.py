@@ -39,8 +39,6 @@ NOT_TYPED_YET = {
     "tf1compat.migrate.testing",
     "tf1compat.migrate.tfdata",
     "tf1compat.pipeline",
-    "tf1compat.pipeline.fastpath",
-    "tf1compat.pipeline.queues",
     "tf1compat.pipeline.session",
     "tf1compat.slim",
     "tf1compat.slim._patch",

@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 
 VERBOSE = os.environ.get("TF1COMPAT_VERBOSE", "") not in ("", "0")
 
@@ -116,7 +117,7 @@ _dropping_calls = 0     # calls inside own_notices_dropped() now, on any thread
 
 
 @contextlib.contextmanager
-def own_notices_dropped():
+def own_notices_dropped() -> Iterator[None]:
     """Inside (a ``with`` block, or a function it decorates): TensorFlow's deprecation
     notices for tf1compat's own calls of its TF1 APIs are left out; the filter doing
     it is on TensorFlow's logger while at least one such block runs, on any thread

@@ -5,7 +5,7 @@ import os
 from typing import Any, TypeAlias, Union
 
 __all__ = ["PathArg", "AnyPath", "Tensor", "Operation", "Graph", "GraphDef", "NodeDef",
-           "Dataset"]
+           "Dataset", "Queue", "FileName"]
 
 # a file or folder as callers give it: a local path or an fsspec URL (``s3://...``)
 PathArg = Union[str, "os.PathLike[str]"]
@@ -20,3 +20,7 @@ Graph: TypeAlias = Any      # tf.Graph
 GraphDef: TypeAlias = Any   # tf.compat.v1.GraphDef
 NodeDef: TypeAlias = Any    # a GraphDef's node (NodeDef)
 Dataset: TypeAlias = Any    # tf.data.Dataset
+Queue: TypeAlias = Any      # tf.queue.QueueBase (a TF1 queue)
+
+# a file name as the queue API takes it (TensorFlow's file systems take bytes too)
+FileName = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]

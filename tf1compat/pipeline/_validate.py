@@ -1,6 +1,8 @@
 """The queue API's checks that need TensorFlow: graph mode, and counts that may be
 tensors. Every other rule is in :mod:`tf1compat._checks`, which these build on."""
 
+from typing import Any
+
 from tf1compat import _checks
 from tf1compat._tf import tf
 from tf1compat.errors import PipelineConfigError
@@ -8,7 +10,7 @@ from tf1compat.errors import PipelineConfigError
 __all__ = ["require_graph_mode", "check_positive_int", "check_batching", "check_shuffling"]
 
 
-def require_graph_mode(api, error=RuntimeError):
+def require_graph_mode(api: str, error: type[Exception] = RuntimeError) -> None:
     """Raise ``error`` (TensorFlow's type for ``api``) when executing eagerly."""
     if tf.executing_eagerly():
         raise error(
@@ -17,7 +19,8 @@ def require_graph_mode(api, error=RuntimeError):
             "tf1compat.SessionIterator")
 
 
-def check_positive_int(api, argument, value, allow_tensor=False, allow_float=False):
+def check_positive_int(api: str, argument: str, value: Any, allow_tensor: bool = False,
+                       allow_float: bool = False) -> Any:
     """:func:`tf1compat._checks.check_positive_int`, letting a tensor pass through
     with ``allow_tensor``."""
     if allow_tensor and isinstance(value, (tf.Tensor, tf.Variable)):
@@ -25,8 +28,8 @@ def check_positive_int(api, argument, value, allow_tensor=False, allow_float=Fal
     return _checks.check_positive_int(api, argument, value, allow_float=allow_float)
 
 
-def check_batching(api, batch_size, capacity, num_threads=1, *, eager_error=RuntimeError,
-                   unbounded=False):
+def check_batching(api: str, batch_size: Any, capacity: Any, num_threads: int = 1, *,
+                   eager_error: type[Exception] = RuntimeError, unbounded: bool = False) -> None:
     """Graph mode (else ``eager_error``), a positive ``batch_size`` (or a tensor) and
     ``num_threads``, and a positive ``capacity``, or with ``unbounded`` a TF1 queue
     capacity (negative: no limit)."""
@@ -39,7 +42,7 @@ def check_batching(api, batch_size, capacity, num_threads=1, *, eager_error=Runt
     check_positive_int(api, "num_threads", num_threads)
 
 
-def check_shuffling(api, capacity, min_after_dequeue):
+def check_shuffling(api: str, capacity: int, min_after_dequeue: int) -> None:
     _checks.check_non_negative_int(api, "min_after_dequeue", min_after_dequeue)
     if capacity <= min_after_dequeue:
         raise PipelineConfigError(

@@ -15,7 +15,7 @@ BUDGET_VARIABLE = "TF1COMPAT_CACHE_BUDGET"
 _DEFAULT_CAP = 4 * 2 ** 30       # the default budget: a quarter of available memory, at most this
 
 
-def default_budget():
+def default_budget() -> int:
     """A quarter of the memory available now (Linux's MemAvailable; a quarter of the
     physical memory elsewhere), at most 4 GiB."""
     available = None
@@ -31,7 +31,8 @@ def default_budget():
     return min(available // 4, _DEFAULT_CAP)
 
 
-def cache_budget(cache=None, api=None, argument="cache"):
+def cache_budget(cache: bool | int | str | None = None, api: str | None = None,
+                 argument: str = "cache") -> int:
     """The budget in bytes (0: no caching) for ``cache``: None or True -> the
     ``TF1COMPAT_CACHE_BUDGET`` variable when set, else :func:`default_budget`;
     False -> 0; a number of bytes or a size text (``"500M"``, ``"off"``), as
@@ -46,7 +47,7 @@ def cache_budget(cache=None, api=None, argument="cache"):
     return check_byte_size(api, argument, cache)
 
 
-def size_text(size):
+def size_text(size: float) -> str:
     """``size`` bytes for people: ``150 MB``, ``12 kB``, ``100 bytes``."""
     if size >= 2 ** 20:
         return f"{size / 2 ** 20:,.0f} MB"

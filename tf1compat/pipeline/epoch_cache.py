@@ -23,19 +23,28 @@ damaged record fails where the uncached fast path fails.
 
 import itertools
 import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from tf1compat._tf import tf
+from tf1compat._typing import Dataset, Tensor
 from tf1compat.errors import CorruptRecordError
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
+from tf1compat.pipeline.graph_model.readers import ReaderSpec
 from tf1compat.pipeline.graph_model.varying import varying_op_types
 from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iteration
+
+# the chunks of records of one file, by its name (a string tensor)
+FileChunks = Callable[[Tensor], Dataset]
+# a chunk of records to its parsed rows (a structure of tensors)
+ParseChunk = Callable[[Any], Any]
 
 __all__ = ["EpochCache", "plan_epoch_cache"]
 
 _SAMPLE = 256          # records of the first file whose sizes give the estimate
 
 
-def _traced(function, chunk_spec):
+def _traced(function: ParseChunk, chunk_spec: Any) -> tuple[Any, list[str]]:
     """``(its output spec, types of its ops that may vary)`` of ``function`` traced for
     ``chunk_spec`` in a function graph of its own (the caller's graph gets no op). The
     datasets trace it again where they call it: there it is part of their map
@@ -47,14 +56,15 @@ def _traced(function, chunk_spec):
     return output_spec, varying
 
 
-def _estimate(reading, files, specs):
+def _estimate(reading: ReaderSpec, files: Sequence[str | bytes], specs: Sequence[Any]) -> int:
     """Bytes the rows of ``files`` will hold
     (:func:`~tf1compat.pipeline.kept_chunks.estimated_bytes`), from the first file's
     first records; ``specs``: the parsed chunks' specs."""
     sizes = [len(record) for _, _, record in itertools.islice(
         reading.iter_records(os.fsdecode(files[0])), _SAMPLE)]
-    return estimated_bytes(files, len(sizes), sum(sizes),
-                           [tf.TensorSpec(spec.shape[1:], spec.dtype) for spec in specs])
+    estimate: int = estimated_bytes(files, len(sizes), sum(sizes),
+                                    [tf.TensorSpec(spec.shape[1:], spec.dtype) for spec in specs])
+    return estimate
 
 
 class EpochCache:
@@ -62,26 +72,27 @@ class EpochCache:
     ``file_chunks(name)`` gives (``output_spec`` is what ``parse_chunk`` gives), held
     within ``budget`` bytes; ``estimate`` is what they were expected to hold."""
 
-    def __init__(self, files, file_chunks, parse_chunk, budget, output_spec, estimate):
+    def __init__(self, files: Sequence[str | bytes], file_chunks: FileChunks,
+                 parse_chunk: ParseChunk, budget: int, output_spec: Any, estimate: int) -> None:
         self.files, self.file_chunks, self.parse_chunk = files, file_chunks, parse_chunk
         self.budget, self.output_spec, self.estimate = budget, output_spec, estimate
 
-    def text(self):
+    def text(self) -> str:
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
         return (f"cached: {count} read once into memory, about {size_text(self.estimate)} "
                 f"of a {size_text(self.budget)} budget")
 
-    def _parsed(self, filename, threads):
+    def _parsed(self, filename: Tensor, threads: int) -> Dataset:
         """A file's parsed chunks, as flat tuples of columns."""
         parse_chunk = self.parse_chunk
 
         @tf.autograph.experimental.do_not_convert
-        def flat(chunk):
+        def flat(chunk: Any) -> tuple[Tensor, ...]:
             return tuple(tf.nest.flatten(parse_chunk(chunk)))
         return self.file_chunks(filename).map(flat, num_parallel_calls=threads,
                                               deterministic=True)
 
-    def chunks(self, names, parallel_files, threads):
+    def chunks(self, names: Dataset, parallel_files: int, threads: int) -> Dataset:
         """Parsed chunks (as ``parse_chunk`` gives them) of the files named by ``names``
         (a dataset), ``parallel_files`` at once interleaved chunk by chunk: each file's
         first reading keeps its chunks as they stream, later readings give them (or
@@ -90,15 +101,15 @@ class EpochCache:
         specs = tf.nest.flatten(structure)
 
         @tf.autograph.experimental.do_not_convert
-        def unflattened(*columns):
+        def unflattened(*columns: Tensor) -> Any:
             return tf.nest.pack_sequence_as(structure, list(columns))
 
-        def iteration():
+        def iteration() -> Dataset:
             store = KeptChunks(self.files, lambda filename: self._parsed(filename, threads),
                                specs, self.budget)
 
             @tf.autograph.experimental.do_not_convert
-            def per_file(filename):
+            def per_file(filename: Tensor) -> Dataset:
                 return store.chunks(filename).map(unflattened)
 
             if parallel_files == 1:
@@ -108,8 +119,9 @@ class EpochCache:
         return per_iteration(iteration)
 
 
-def plan_epoch_cache(files, num_epochs, budget, reading, file_chunks, chunk_spec,
-                     parse_chunk):
+def plan_epoch_cache(files: Sequence[str | bytes] | None, num_epochs: int | None, budget: int,
+                     reading: ReaderSpec, file_chunks: FileChunks, chunk_spec: Any,
+                     parse_chunk: ParseChunk) -> tuple[EpochCache | None, str | None]:
     """``(EpochCache, None)`` for a fast path reading ``files`` (None: unknown) for
     ``num_epochs`` with ``reading`` (a ReaderSpec) in chunks of ``chunk_spec``, or
     ``(None, why not)``."""

@@ -26,8 +26,11 @@ it names the files read for other errors (a parse error, for instance).
 """
 
 import math
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from tf1compat._tf import tf, v1
+from tf1compat._typing import Dataset, Queue, Tensor
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline._validate import (
     check_batching,
@@ -40,7 +43,7 @@ from tf1compat.pipeline.epoch_cache import plan_epoch_cache
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_notes
 from tf1compat.pipeline.graph_model.notes import FastPathNote
-from tf1compat.pipeline.graph_model.readers import spec_of_readers
+from tf1compat.pipeline.graph_model.readers import ReaderSpec, spec_of_readers
 from tf1compat.pipeline.queues import (
     TFRecordReader,
     check_queue_files,
@@ -56,8 +59,13 @@ __all__ = ["build_record_batches", "build_example_batches", "build_batches",
 # with a call per batch of 128.
 RECORDS_PER_READ = 1024
 
+# rows by name, each tensor a row per record or example
+Rows = Mapping[str, Tensor]
+# records (a 1-D string tensor) and a function giving their reader keys, to parsed rows
+Parse = Callable[[Tensor, Callable[[], Tensor]], Rows]
 
-def describe_cache(batch):
+
+def describe_cache(batch: dict[str, Tensor] | Tensor) -> str:
     """Whether the fast path giving ``batch`` (its dict, or one of its tensors) keeps
     its parsed rows in memory between epochs: ``cached: 3 files read once into
     memory, about 2 MB of a 4,096 MB budget``, or ``not cached:`` and why."""
@@ -71,12 +79,12 @@ def describe_cache(batch):
     return note.cache
 
 
-def _file_names(filename_queue):
+def _file_names(filename_queue: Queue | Tensor) -> Dataset:
     """The names dequeued from ``filename_queue`` (a queue or its handle), until it is
     closed and empty: the dequeue's OutOfRangeError ends a (v1) map dataset."""
     handle = getattr(filename_queue, "queue_ref", filename_queue)
 
-    def dequeue(_):
+    def dequeue(_: Tensor) -> Tensor:
         dequeue_one = getattr(tf.raw_ops, op_types.DEQUEUE)
         name = dequeue_one(handle=handle, component_types=[tf.string])[0]
         name.set_shape([])
@@ -85,14 +93,14 @@ def _file_names(filename_queue):
     return v1.data.Dataset.from_tensors(0).repeat().map(dequeue)
 
 
-def _file_chunks(reading, chunk_size):
+def _file_chunks(reading: ReaderSpec, chunk_size: int) -> Callable[[Tensor], Dataset]:
     """``file_chunks(filename)``: the dataset of chunks ``{"records", "file", "start"}``
     of up to ``chunk_size`` records of one file (``start``: the position of its first
     record, which gives the reader keys), read as ``reading`` (a
     :class:`~tf1compat.pipeline.graph_model.readers.ReaderSpec`) says."""
 
-    def file_chunks(filename):
-        def chunk(start, records):
+    def file_chunks(filename: Tensor) -> Dataset:
+        def chunk(start: Tensor, records: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
             return reading.advance(start, records), {"records": records, "file": filename,
                                                      "start": start}
 
@@ -106,7 +114,8 @@ _CHUNK_SPEC = {"records": tf.TensorSpec([None], tf.string), "file": tf.TensorSpe
                "start": tf.TensorSpec([], tf.int64)}
 
 
-def _record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
+def _record_chunks(filename_queue: Queue | Tensor, reading: ReaderSpec, chunk_size: int,
+                   parallel_files: int = 1) -> Dataset:
     """Dataset of the chunks of :func:`_file_chunks` of the files of ``filename_queue``
     in its order; ``parallel_files`` files are read at once, interleaved chunk by
     chunk in a fixed order."""
@@ -118,7 +127,7 @@ def _record_chunks(filename_queue, reading, chunk_size, parallel_files=1):
                             num_parallel_calls=parallel_files, deterministic=True)
 
 
-def _check_parsed(api, parsed):
+def _check_parsed(api: str, parsed: object) -> None:
     """``parsed`` must map names to dense tensors whose per-example shape is known."""
     if not isinstance(parsed, dict) or not parsed:
         raise PipelineConfigError(
@@ -137,7 +146,8 @@ def _check_parsed(api, parsed):
                 argument="parse_batch", expected="shape [batch, fully defined ...]")
 
 
-def _check_options(api, batch_size, capacity, num_threads, shuffle, min_after_dequeue):
+def _check_options(api: str, batch_size: int, capacity: int, num_threads: int, shuffle: bool,
+                   min_after_dequeue: int | None) -> None:
     check_batching(api, batch_size, capacity, num_threads)
     if isinstance(batch_size, tf.Tensor):
         raise PipelineConfigError(
@@ -152,7 +162,8 @@ def _check_options(api, batch_size, capacity, num_threads, shuffle, min_after_de
         check_shuffling(api, capacity, min_after_dequeue)
 
 
-def _records_per_read(api, records_per_read, batch_size, reading):
+def _records_per_read(api: str, records_per_read: int | None, batch_size: int,
+                      reading: ReaderSpec) -> int:
     """``records_per_read``, checked, or by default the multiple of ``batch_size``
     nearest :data:`RECORDS_PER_READ` (one batch of whole files)."""
     if records_per_read is None:
@@ -168,7 +179,7 @@ def _records_per_read(api, records_per_read, batch_size, reading):
     return records_per_read
 
 
-def _started_by_local_init(iterator):
+def _started_by_local_init(iterator: Any) -> None:
     """Make ``local_variables_initializer()`` (re)start ``iterator``: a local variable
     whose initial value depends on the iterator's initializer."""
     with tf.control_dependencies([iterator.initializer]):
@@ -177,10 +188,13 @@ def _started_by_local_init(iterator):
                 use_resource=True, name="iterator_started")
 
 
-def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, reader=None,
-                  num_threads=1, capacity=None, shuffle=False, min_after_dequeue=None,
-                  seed=None, allow_smaller_final_batch=False, records_per_read=None,
-                  cache=None, name=None):
+def build_batches(api: str, filename_queue: Queue | Tensor, batch_size: int, parse: Parse, *,
+                  with_keys: bool = False, reader: Any = None, num_threads: int = 1,
+                  capacity: int | None = None, shuffle: bool = False,
+                  min_after_dequeue: int | None = None, seed: int | None = None,
+                  allow_smaller_final_batch: bool = False, records_per_read: int | None = None,
+                  cache: bool | int | str | None = None,
+                  name: str | None = None) -> tuple[dict[str, Tensor], Tensor | None]:
     """``(batch, keys)``: the batched dict of tensors and, ``with_keys``, the records'
     reader keys (else None), which are made only when fetched.
 
@@ -203,7 +217,7 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
             expected="string_input_producer([...])")
 
     @tf.autograph.experimental.do_not_convert   # graph code, and our errors unwrapped
-    def parse_chunk(chunk):
+    def parse_chunk(chunk: Mapping[str, Tensor]) -> tuple[Mapping[str, Tensor], Any]:
         parsed = parse(chunk["records"], lambda: reading.chunk_keys(chunk))
         _check_parsed(api, parsed)
         return parsed, reading.key_parts(chunk, tf.constant(files)) if with_keys else ()
@@ -211,17 +225,18 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
     epoch_cache, not_cached = plan_epoch_cache(
         files, queue_epochs(filename_queue), budget, reading,
         _file_chunks(reading, records_per_read), _CHUNK_SPEC, parse_chunk)
+    shuffled = (min_after_dequeue or 0) + batch_size    # with shuffle (it needs the count)
     with tf.name_scope(name or "record_batches"):
         if epoch_cache is None:
             chunks = _record_chunks(filename_queue, reading, records_per_read, len(readers))
             if shuffle:
                 chunks = chunks.map(reading.per_record).unbatch() \
-                    .shuffle(min_after_dequeue + batch_size, seed=seed).batch(records_per_read)
+                    .shuffle(shuffled, seed=seed).batch(records_per_read)
             parsed = chunks.map(parse_chunk, num_parallel_calls=num_threads)
         else:   # the rows of each file, parsed once (the same rows, in the same order)
             parsed = epoch_cache.chunks(_file_names(filename_queue), len(readers), num_threads)
             if shuffle:
-                parsed = parsed.unbatch().shuffle(min_after_dequeue + batch_size, seed=seed) \
+                parsed = parsed.unbatch().shuffle(shuffled, seed=seed) \
                     .batch(records_per_read)
         batches = parsed.rebatch(batch_size, drop_remainder=not allow_smaller_final_batch) \
             .prefetch(max(2, math.ceil(capacity / batch_size)))
@@ -241,11 +256,14 @@ def build_batches(api, filename_queue, batch_size, parse, *, with_keys=False, re
     return batch, reading.keys(tf.gather(tf.constant(files), numbers), positions)
 
 
-def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None,
-                         num_threads=1, capacity=None, shuffle=False,
-                         min_after_dequeue=None, seed=None,
-                         allow_smaller_final_batch=False, records_per_read=None, cache=None,
-                         name=None):
+def build_record_batches(filename_queue: Queue | Tensor, batch_size: int,
+                         parse_batch: Callable[[Tensor, Tensor], Mapping[str, Tensor]], *,
+                         reader: Any = None, num_threads: int = 1, capacity: int | None = None,
+                         shuffle: bool = False, min_after_dequeue: int | None = None,
+                         seed: int | None = None, allow_smaller_final_batch: bool = False,
+                         records_per_read: int | None = None,
+                         cache: bool | int | str | None = None,
+                         name: str | None = None) -> dict[str, Tensor]:
     """Batches of parsed records from ``filename_queue``, read and parsed many at a time.
 
     ``parse_batch(keys, values)`` gets up to ``records_per_read`` reader keys and
@@ -275,7 +293,7 @@ def build_record_batches(filename_queue, batch_size, parse_batch, *, reader=None
     return batch
 
 
-def parse_examples(features):
+def parse_examples(features: Mapping[str, Any]) -> Parse:
     """``parse(records, names)`` for :func:`build_batches`: ``tf.io.parse_example`` with
     ``features``. The names are not given to it: a key string per record costs a
     large share of the parse's own time (measured), and
@@ -283,7 +301,10 @@ def parse_examples(features):
     return lambda records, names: tf.io.parse_example(records, features)
 
 
-def build_example_batches(filename_queue, features, batch_size, *, decode=None, **options):
+def build_example_batches(filename_queue: Queue | Tensor, features: Mapping[str, Any],
+                          batch_size: int, *,
+                          decode: Callable[[Rows], Rows] | None = None,
+                          **options: Any) -> dict[str, Tensor]:
     """Batches of ``tf.train.Example`` records parsed with ``features``, fast.
 
     The same batches as the classic
@@ -299,7 +320,7 @@ def build_example_batches(filename_queue, features, batch_size, *, decode=None, 
     require_graph_mode(api)
     parse_records = parse_examples(features)
 
-    def parse(records, names):
+    def parse(records: Tensor, names: Callable[[], Tensor]) -> Mapping[str, Tensor]:
         parsed = parse_records(records, names)
         return parsed if decode is None else decode(parsed)
 

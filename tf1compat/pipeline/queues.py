@@ -22,8 +22,11 @@ import glob
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from tf1compat._checks import (
     check_index,
@@ -32,6 +35,7 @@ from tf1compat._checks import (
     check_queue_capacity,
 )
 from tf1compat._tf import own_notices_dropped, tf, v1
+from tf1compat._typing import FileName, Graph, Queue, Tensor
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline._validate import (
     check_batching,
@@ -54,12 +58,17 @@ __all__ = [
 _GLOB_CHARACTERS = frozenset(b"*?[")
 _REMOTE = re.compile(rb"^[A-Za-z][A-Za-z0-9+.-]*://")  # gs://, s3://, hdfs://: TF's file systems
 # TensorFlow's glob also matches names that start with "." (Python can from 3.11)
-_GLOB_OPTIONS = {"include_hidden": True} if sys.version_info >= (3, 11) else {}
+_GLOB_OPTIONS: dict[str, Any] = {"include_hidden": True} if sys.version_info >= (3, 11) else {}
 _PRODUCER, _STRING_TENSOR = "string_input_producer", "string_tensor"
+# what the producers and shard_files take: a name, names, a numpy array of them, or a
+# string tensor
+FileNames = Union[FileName, Sequence[FileName], npt.NDArray[Any], Tensor]
+# what batching takes and gives: a tensor, or a list or dict of them
+Tensors = Union[Tensor, Sequence[Tensor], Mapping[str, Tensor]]
 
 
 @contextlib.contextmanager
-def legacy_graph(graph=None, *, seed=None):
+def legacy_graph(graph: Graph | None = None, *, seed: int | None = None) -> Iterator[Graph]:
     """Make a fresh ``tf.Graph`` (or ``graph``) the default, with TF1 semantics.
 
     Inside, queue ops build as in TF1 even though eager execution stays on
@@ -74,7 +83,7 @@ def legacy_graph(graph=None, *, seed=None):
 
 # ------------------------------------------------------------------ file names
 
-def _tf_name(name):
+def _tf_name(name: bytes) -> str | bytes:
     """A file name (bytes) as both TensorFlow and Python take it: str, or the bytes
     themselves when they are not UTF-8 (TensorFlow encodes every str as UTF-8)."""
     try:
@@ -83,7 +92,7 @@ def _tf_name(name):
         return name
 
 
-def _name_bytes(api, argument, index, name):
+def _name_bytes(api: str, argument: str, index: int, name: Any) -> bytes:
     """``name`` (str, bytes, os.PathLike) as the bytes the file system sees."""
     try:
         return os.fsencode(name)
@@ -97,7 +106,7 @@ def _name_bytes(api, argument, index, name):
             argument=argument, expected="a str the file system can encode, or bytes") from e
 
 
-def _python_names(api, argument, value):
+def _python_names(api: str, argument: str, value: object) -> list[bytes] | None:
     """The names in a Python name, list or tuple of names, or numpy string array, as
     bytes; None for anything else (a tensor, or a list holding tensors)."""
     if isinstance(value, np.ndarray):
@@ -113,19 +122,19 @@ def _python_names(api, argument, value):
     return [_name_bytes(api, argument, index, v) for index, v in enumerate(value)]
 
 
-def _is_remote(name):
+def _is_remote(name: bytes) -> bool:
     return _REMOTE.match(name) is not None
 
 
-def _exists(name):
+def _exists(name: bytes) -> bool:
     return tf.io.gfile.exists(name) if _is_remote(name) else os.path.exists(name)
 
 
-def _isdir(name):
+def _isdir(name: bytes) -> bool:
     return tf.io.gfile.isdir(name) if _is_remote(name) else os.path.isdir(name)
 
 
-def _glob(pattern):
+def _glob(pattern: bytes) -> list[bytes]:
     """Sorted bytes names matching ``pattern``; local names need not be UTF-8."""
     if not _is_remote(pattern):
         return sorted(glob.glob(pattern, **_GLOB_OPTIONS))
@@ -135,12 +144,13 @@ def _glob(pattern):
         return []
 
 
-def _file_size(name):
+def _file_size(name: FileName) -> int:
     raw = os.fsencode(name)
     return tf.io.gfile.stat(raw).length if _is_remote(raw) else os.stat(raw).st_size
 
 
-def _expand(names, expand=True):
+def _expand(names: Sequence[bytes],
+            expand: bool = True) -> tuple[list[bytes], list[UncheckedName]]:
     """The names to queue for ``names`` (bytes; with ``expand``, glob patterns that
     match are replaced by their sorted matches) and the entries among them that
     are not existing files."""
@@ -160,7 +170,8 @@ def _expand(names, expand=True):
     return queued, unchecked
 
 
-def _not_a_file_error(api, argument, entry, context=""):
+def _not_a_file_error(api: str, argument: str, entry: UncheckedName,
+                      context: str = "") -> PipelineConfigError | None:
     """The PipelineConfigError for ``entry`` if it is (still) not a file, else None."""
     where, name = f"{api}: {argument}[{entry.index}]", _tf_name(entry.name)
     expected = "an existing file"
@@ -189,20 +200,21 @@ def _not_a_file_error(api, argument, entry, context=""):
                                expected=expected)
 
 
-def _raise_for_non_files(api, argument, unchecked, context=""):
+def _raise_for_non_files(api: str, argument: str, unchecked: Sequence[UncheckedName],
+                         context: str = "") -> None:
     for entry in unchecked:
         error = _not_a_file_error(api, argument, entry, context)
         if error is not None:
             raise error
 
 
-def _empty_error(api, argument, context=""):
+def _empty_error(api: str, argument: str, context: str = "") -> PipelineConfigError:
     return PipelineConfigError(
         f"{api}: {argument} is empty; expected at least one file name{context}",
         argument=argument, expected="a non-empty list of file names")
 
 
-def resolve_files(api, argument, names):
+def resolve_files(api: str, argument: str, names: FileNames) -> list[str | bytes]:
     """Expand glob patterns in ``names`` and check every file exists; returns a list.
 
     ``names`` is a name or a list of names (str, bytes, os.PathLike). The files
@@ -222,7 +234,7 @@ def resolve_files(api, argument, names):
     return [_tf_name(name) for name in queued]
 
 
-def queue_files(queue):
+def queue_files(queue: Queue | Tensor) -> tuple[str | bytes, ...] | None:
     """The names :func:`string_input_producer` put in ``queue`` (a queue or its handle
     tensor), or ``None`` when the queue was not made by it (or from a tensor whose
     value is unknown while the graph is built)."""
@@ -230,19 +242,19 @@ def queue_files(queue):
     return None if queued is None else queued.names
 
 
-def queue_epochs(queue):
+def queue_epochs(queue: Queue | Tensor) -> int | None:
     """The ``num_epochs`` of the :func:`string_input_producer` whose names
     :func:`queue_files` gives (None: forever, or another queue)."""
     queued = _queued_names(queue)
     return None if queued is None else queued.num_epochs
 
 
-def _queued_names(queue):
-    handle = getattr(queue, "queue_ref", queue)
+def _queued_names(queue: Queue | Tensor) -> ProducerNote | None:
+    handle: Tensor = getattr(queue, "queue_ref", queue)
     return graph_notes(handle.graph).producers.get(handle.op.name)
 
 
-def check_queue_files(queue, reader):
+def check_queue_files(queue: Queue | Tensor, reader: str) -> None:
     """Check that every name :func:`string_input_producer` put in ``queue`` is a file.
 
     Called when ``reader`` (a name for messages) is connected to the queue: only
@@ -256,23 +268,24 @@ def check_queue_files(queue, reader):
     if not queued.names:
         raise _empty_error(_PRODUCER, _STRING_TENSOR, context)
     _raise_for_non_files(_PRODUCER, _STRING_TENSOR, queued.unchecked, context)
-    handle = getattr(queue, "queue_ref", queue)
+    handle: Tensor = getattr(queue, "queue_ref", queue)
     graph_notes(handle.graph).producers[handle.op.name] = dataclasses.replace(
         queued, unchecked=())
 
 
-def check_reader_queues(graph):
+def check_reader_queues(graph: Graph) -> None:
     """:func:`check_queue_files` for every reader op in ``graph`` (TensorFlow's
     readers too) that reads a :func:`string_input_producer` queue."""
     producers = graph_notes(graph).producers
     if all(queued.names and not queued.unchecked for queued in producers.values()):
         return
     for op in read_ops(graph):
-        if op_types.queue_handle(op).op.name in producers:
-            check_queue_files(op_types.queue_handle(op), op_types.reader_op(op).type)
+        handle = cast(Tensor, op_types.queue_handle(op))     # a read op has one
+        if handle.op.name in producers:
+            check_queue_files(handle, op_types.reader_op(op).type)
 
 
-def _static_names(string_tensor):
+def _static_names(string_tensor: Tensor) -> list[bytes] | None:
     """The bytes in a string tensor whose value is known while the graph is built."""
     try:
         value = tf.get_static_value(string_tensor)
@@ -286,8 +299,10 @@ def _static_names(string_tensor):
 # --------------------------------------------------------------------- producers
 
 @own_notices_dropped()
-def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None,
-                          capacity=32, shared_name=None, name=None, cancel_op=None):
+def string_input_producer(string_tensor: FileNames, num_epochs: int | None = None,
+                          shuffle: bool = True, seed: int | None = None, capacity: int = 32,
+                          shared_name: str | None = None, name: str | None = None,
+                          cancel_op: Any = None) -> Queue:
     """Queue of strings, usually file names, as ``tf.compat.v1.train.string_input_producer``.
 
     ``string_tensor`` is a list of names (or one name, or a numpy array of them:
@@ -306,6 +321,8 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     check_queue_capacity(api, capacity)
     if isinstance(string_tensor, tf.Variable):  # TF 2's v1 API refuses a Variable; TF1 took it
         string_tensor = tf.convert_to_tensor(string_tensor)
+    queued: list[bytes] | None
+    unchecked: Sequence[UncheckedName]
     if names is not None:
         queued, unchecked = _expand(names)
         string_tensor = queued
@@ -323,12 +340,12 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
     return queue
 
 
-def _first_dimension(tensor):
+def _first_dimension(tensor: Tensor) -> int | None:
     """The static first dimension as an int (also under TF1 behaviour's ``Dimension``)."""
     return tf.compat.dimension_value(tensor.shape[0]) if tensor.shape.rank else None
 
 
-def _check_rows(api, argument, tensor, num_epochs):
+def _check_rows(api: str, argument: str, tensor: Tensor, num_epochs: int | None) -> None:
     """Refuse a tensor without rows when the producer would loop forever on it."""
     if num_epochs is None and _first_dimension(tensor) == 0:
         raise PipelineConfigError(
@@ -338,8 +355,10 @@ def _check_rows(api, argument, tensor, num_epochs):
 
 
 @own_notices_dropped()
-def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
-                         capacity=32, shared_name=None, name=None):
+def slice_input_producer(tensor_list: Tensor | Sequence[Tensor], num_epochs: int | None = None,
+                         shuffle: bool = True, seed: int | None = None, capacity: int = 32,
+                         shared_name: str | None = None,
+                         name: str | None = None) -> Tensor | list[Tensor]:
     """One slice of each tensor per step, as ``tf.compat.v1.train.slice_input_producer``.
 
     ``tensor_list`` may also be a single tensor or array; then one tensor is returned.
@@ -369,9 +388,11 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None,
 
 
 @own_notices_dropped()
-def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=True,
-                   seed=None, capacity=32, shared_name=None, summary_name=None,
-                   name=None, cancel_op=None):
+def input_producer(input_tensor: Tensor, element_shape: Any = None,
+                   num_epochs: int | None = None, shuffle: bool = True,
+                   seed: int | None = None, capacity: int = 32, shared_name: str | None = None,
+                   summary_name: str | None = None, name: str | None = None,
+                   cancel_op: Any = None) -> Queue:
     """Queue of the rows of ``input_tensor``, as ``tf.compat.v1.train.input_producer``."""
     api = "input_producer"
     require_graph_mode(api)
@@ -394,16 +415,18 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
 class _FileQueueReader:
     """Checks the names of a :func:`string_input_producer` queue when connected to it."""
 
-    def read(self, queue, name=None):
+    def read(self, queue: Queue | Tensor, name: str | None = None) -> tuple[Tensor, Tensor]:
         self._check_queue(queue)
-        return super().read(queue, name=name)
+        return super().read(queue, name=name)  # type: ignore[misc,no-any-return]  # a mixin
 
-    def read_up_to(self, queue, num_records, name=None):
+    def read_up_to(self, queue: Queue | Tensor, num_records: int | Tensor,
+                   name: str | None = None) -> tuple[Tensor, Tensor]:
         check_positive_int(type(self).__name__, "num_records", num_records, allow_tensor=True)
         self._check_queue(queue)
-        return super().read_up_to(queue, num_records, name=name)
+        return super().read_up_to(  # type: ignore[misc,no-any-return]  # a mixin
+            queue, num_records, name=name)
 
-    def _check_queue(self, queue):
+    def _check_queue(self, queue: Queue | Tensor) -> None:
         reader = type(self).__name__
         if not isinstance(getattr(queue, "queue_ref", queue), tf.Tensor):
             raise TypeError(
@@ -413,29 +436,29 @@ class _FileQueueReader:
         check_queue_files(queue, reader)
 
 
-class TFRecordReader(_FileQueueReader, v1.TFRecordReader):
+class TFRecordReader(_FileQueueReader, v1.TFRecordReader):  # type: ignore[misc]
     """``tf.compat.v1.TFRecordReader`` that checks its queue's files when it reads."""
 
     @own_notices_dropped()
-    def __init__(self, name=None, options=None):
+    def __init__(self, name: str | None = None, options: Any = None) -> None:
         require_graph_mode("TFRecordReader")
         super().__init__(name=name, options=options)
 
 
-class WholeFileReader(_FileQueueReader, v1.WholeFileReader):
+class WholeFileReader(_FileQueueReader, v1.WholeFileReader):  # type: ignore[misc]
     """``tf.compat.v1.WholeFileReader`` that checks its queue's files when it reads."""
 
     @own_notices_dropped()
-    def __init__(self, name=None):
+    def __init__(self, name: str | None = None) -> None:
         require_graph_mode("WholeFileReader")
         super().__init__(name=name)
 
 
-class TextLineReader(_FileQueueReader, v1.TextLineReader):
+class TextLineReader(_FileQueueReader, v1.TextLineReader):  # type: ignore[misc]
     """``tf.compat.v1.TextLineReader`` that checks its queue's files when it reads."""
 
     @own_notices_dropped()
-    def __init__(self, skip_header_lines=None, name=None):
+    def __init__(self, skip_header_lines: int | None = None, name: str | None = None) -> None:
         api = "TextLineReader"
         require_graph_mode(api)
         skip_header_lines = check_non_negative_int(
@@ -446,7 +469,8 @@ class TextLineReader(_FileQueueReader, v1.TextLineReader):
 _FIXED_LENGTH_ENCODINGS = ("", "ZLIB", "GZIP")
 
 
-class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
+class FixedLengthRecordReader(_FileQueueReader,
+                              v1.FixedLengthRecordReader):  # type: ignore[misc]
     """``tf.compat.v1.FixedLengthRecordReader`` that checks its queue's files and sizes.
 
     When it reads from a :func:`string_input_producer` queue of uncompressed
@@ -457,8 +481,9 @@ class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
     """
 
     @own_notices_dropped()
-    def __init__(self, record_bytes, header_bytes=None, footer_bytes=None,
-                 hop_bytes=None, name=None, encoding=None):
+    def __init__(self, record_bytes: int, header_bytes: int | None = None,
+                 footer_bytes: int | None = None, hop_bytes: int | None = None,
+                 name: str | None = None, encoding: str | bytes | None = None) -> None:
         api = "FixedLengthRecordReader"
         require_graph_mode(api)
         record_bytes = check_positive_int(api, "record_bytes", record_bytes, allow_float=True)
@@ -477,7 +502,7 @@ class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
         self._layout = (record_bytes, header_bytes or 0, footer_bytes or 0)
         self._checkable = not hop_bytes and not text
 
-    def _check_queue(self, queue):
+    def _check_queue(self, queue: Queue | Tensor) -> None:
         super()._check_queue(queue)
         files = queue_files(queue)
         if not self._checkable or not files:
@@ -502,17 +527,18 @@ class FixedLengthRecordReader(_FileQueueReader, v1.FixedLengthRecordReader):
 
 # ---------------------------------------------------------------------- batching
 
-def _check_batching(api, batch_size, capacity, num_threads=1):
+def _check_batching(api: str, batch_size: int | Tensor, capacity: int,
+                    num_threads: int = 1) -> None:
     # TF1's batching raises ValueError in eager mode; its queues take any capacity but 0
     check_batching(api, batch_size, capacity, num_threads, eager_error=ValueError,
                    unbounded=True)
 
 
-def _is_single_tensor(value):
+def _is_single_tensor(value: object) -> bool:
     return isinstance(value, (tf.Tensor, tf.SparseTensor, tf.Variable))
 
 
-def _call_with_structure(fn, tensors):
+def _call_with_structure(fn: Callable[[Any], Any], tensors: Tensors) -> Any:
     """Call a TF1 batching function, also for a single tensor (TF1 refuses one)."""
     if not _is_single_tensor(tensors):
         return fn(tensors)
@@ -520,7 +546,7 @@ def _call_with_structure(fn, tensors):
     return result[0] if isinstance(result, (list, tuple)) else result
 
 
-def _check_join_list(api, tensors_list):
+def _check_join_list(api: str, tensors_list: Sequence[Tensors]) -> list[Any]:
     if not isinstance(tensors_list, (list, tuple)) or not tensors_list:
         raise PipelineConfigError(
             f"{api}: tensors_list must be a non-empty list (one entry per reader), "
@@ -529,16 +555,17 @@ def _check_join_list(api, tensors_list):
     return [[t] if _is_single_tensor(t) else t for t in tensors_list]
 
 
-def _unwrap_single_join(tensors_list, result):
+def _unwrap_single_join(tensors_list: Sequence[Tensors], result: Any) -> Any:
     if _is_single_tensor(tensors_list[0]) and isinstance(result, (list, tuple)):
         return result[0]
     return result
 
 
 @own_notices_dropped()
-def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False,
-          shapes=None, dynamic_pad=False, allow_smaller_final_batch=False,
-          shared_name=None, name=None):
+def batch(tensors: Tensors, batch_size: int | Tensor, num_threads: int = 1, capacity: int = 32,
+          enqueue_many: bool = False, shapes: Any = None, dynamic_pad: bool = False,
+          allow_smaller_final_batch: bool = False, shared_name: str | None = None,
+          name: str | None = None) -> Any:
     """Batches in arrival order, as ``tf.compat.v1.train.batch``.
 
     Like TF1, a final partial batch is dropped unless ``allow_smaller_final_batch``.
@@ -552,9 +579,11 @@ def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False,
 
 
 @own_notices_dropped()
-def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=1,
-                  seed=None, enqueue_many=False, shapes=None,
-                  allow_smaller_final_batch=False, shared_name=None, name=None):
+def shuffle_batch(tensors: Tensors, batch_size: int | Tensor, capacity: int,
+                  min_after_dequeue: int, num_threads: int = 1, seed: int | None = None,
+                  enqueue_many: bool = False, shapes: Any = None,
+                  allow_smaller_final_batch: bool = False, shared_name: str | None = None,
+                  name: str | None = None) -> Any:
     """Batches drawn at random from a buffer, as ``tf.compat.v1.train.shuffle_batch``."""
     api = "shuffle_batch"
     _check_batching(api, batch_size, capacity, num_threads)
@@ -567,9 +596,10 @@ def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=
 
 
 @own_notices_dropped()
-def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes=None,
-               dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None,
-               name=None):
+def batch_join(tensors_list: Sequence[Tensors], batch_size: int | Tensor, capacity: int = 32,
+               enqueue_many: bool = False, shapes: Any = None, dynamic_pad: bool = False,
+               allow_smaller_final_batch: bool = False, shared_name: str | None = None,
+               name: str | None = None) -> Any:
     """Batches from several readers (one thread each), as ``tf.compat.v1.train.batch_join``."""
     api = "batch_join"
     _check_batching(api, batch_size, capacity)
@@ -583,9 +613,11 @@ def batch_join(tensors_list, batch_size, capacity=32, enqueue_many=False, shapes
 
 
 @own_notices_dropped()
-def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, seed=None,
-                       enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
-                       shared_name=None, name=None):
+def shuffle_batch_join(tensors_list: Sequence[Tensors], batch_size: int | Tensor,
+                       capacity: int, min_after_dequeue: int, seed: int | None = None,
+                       enqueue_many: bool = False, shapes: Any = None,
+                       allow_smaller_final_batch: bool = False,
+                       shared_name: str | None = None, name: str | None = None) -> Any:
     """Shuffled batches from several readers, as ``tf.compat.v1.train.shuffle_batch_join``."""
     api = "shuffle_batch_join"
     _check_batching(api, batch_size, capacity)
@@ -600,8 +632,9 @@ def shuffle_batch_join(tensors_list, batch_size, capacity, min_after_dequeue, se
 
 
 @own_notices_dropped()
-def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False,
-                   shared_name=None, name=None):
+def prefetch_queue(tensors: Tensors, capacity: int = 8, num_threads: int = 1,
+                   dynamic_pad: bool = False, shared_name: str | None = None,
+                   name: str | None = None) -> Queue:
     """A queue kept filled by background threads, as tf-slim's ``prefetch_queue``.
 
     ``tensors`` is a tensor, a list or a dict (usually a batch); call
@@ -638,7 +671,7 @@ def prefetch_queue(tensors, capacity=8, num_threads=1, dynamic_pad=False,
 
 # ---------------------------------------------------------------------- sharding
 
-def shard_files(files, num_workers, worker_index):
+def shard_files(files: FileNames, num_workers: int, worker_index: int) -> list[str | bytes]:
     """The files worker ``worker_index`` of ``num_workers`` should read.
 
     ``files`` (names or glob patterns) are expanded, deduplicated and sorted, then
