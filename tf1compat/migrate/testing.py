@@ -6,13 +6,15 @@ assertion: a failing comparison raises :class:`~tf1compat.errors.PipelineMismatc
 example and item differ.
 """
 
+from typing import Any
+
 from tf1compat.errors import PipelineMismatchError
-from tf1compat.migrate.comparison import compare
+from tf1compat.migrate.comparison import ComparisonReport, compare
 
 __all__ = ["assert_pipelines_equal"]
 
 
-def assert_pipelines_equal(legacy, reference, **options):
+def assert_pipelines_equal(legacy: Any, reference: Any, **options: Any) -> ComparisonReport:
     """Raise PipelineMismatchError unless ``compare(legacy, reference, **options)``
     finds the pipelines equal; returns the (equal) report otherwise.
 

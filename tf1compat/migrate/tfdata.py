@@ -22,22 +22,28 @@ decoder.decode(record, items)   the same call inside ``Dataset.map``
 ==============================  ==================================================
 """
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
 from tf1compat._checks import check_positive_int, check_requires
 from tf1compat._tf import tf
+from tf1compat._typing import Dataset, FileName, Tensor
 from tf1compat.migrate import lowering
 from tf1compat.pipeline.graph_model.readers import spec_of_reader_class
 
 __all__ = ["to_tf_data", "slim_dataset_to_tf_data", "files_to_tf_data"]
 
 
-def _data_files(data_sources):
+def _data_files(data_sources: FileName | Sequence[FileName]) -> list[str]:
     """The files of ``data_sources`` exactly as slim's readers see them (same order);
     a pattern matching nothing raises PipelineConfigError."""
     from tf1compat.slim import parallel_reader
-    return parallel_reader.get_data_files(data_sources)
+    files: list[str] = parallel_reader.get_data_files(data_sources)
+    return files
 
 
-def _decode_function(decoder, items):
+def _decode_function(decoder: Any,
+                     items: Sequence[str] | None) -> Callable[[Tensor], dict[str, Tensor]]:
     """``record -> {item: tensor}`` with the slim decoder, items checked first."""
     from tf1compat.slim._checks import check_items
     valid_items = list(decoder.list_items())
@@ -50,24 +56,27 @@ def _decode_function(decoder, items):
     # Slim decoders are TF1 graph code: traced as is, like the queue side builds
     # them (autograph's conversion adds seconds and nothing else).
     @tf.autograph.experimental.do_not_convert
-    def decode(record):
+    def decode(record: Tensor) -> dict[str, Tensor]:
         return dict(zip(items, decoder.decode(record, items), strict=True))
-    return decode
+    decoding: Callable[[Tensor], dict[str, Tensor]] = decode    # (an untyped decorator)
+    return decoding
 
 
-def _check_epochs_and_reads(num_epochs, num_parallel_reads):
+def _check_epochs_and_reads(num_epochs: int | None, num_parallel_reads: int | None) -> None:
     """Both are None (forever / no parallel reads) or a positive integer."""
     for argument, value in (("num_epochs", num_epochs),
                             ("num_parallel_reads", num_parallel_reads)):
         check_positive_int("to_tf_data", argument, value, allow_none=True)
 
 
-def _is_slim_dataset(value):
+def _is_slim_dataset(value: object) -> bool:
     return all(hasattr(value, name) for name in ("data_sources", "reader", "decoder"))
 
 
-def _read_records(files, reader, *, reader_kwargs=None, shuffle=False, num_epochs=1,
-                  seed=None, num_parallel_reads=None):
+def _read_records(files: Sequence[str], reader: type, *,
+                  reader_kwargs: Mapping[str, Any] | None = None, shuffle: bool = False,
+                  num_epochs: int | None = 1, seed: int | None = None,
+                  num_parallel_reads: int | None = None) -> Dataset:
     """The raw records of ``files`` read as ``reader`` (a TF1 reader class) would.
 
     Files are shuffled per epoch when ``shuffle``; ``num_parallel_reads`` files
@@ -85,8 +94,10 @@ def _read_records(files, reader, *, reader_kwargs=None, shuffle=False, num_epoch
                                 num_parallel_calls=num_parallel_reads, deterministic=True)
 
 
-def _read_and_parse(files, reader, parse, *, shuffle, num_epochs, seed, num_parallel_reads,
-                    reader_kwargs, common_queue_capacity):
+def _read_and_parse(files: Sequence[str], reader: type, parse: Callable[[Tensor], Any] | None,
+                    *, shuffle: bool, num_epochs: int | None, seed: int | None,
+                    num_parallel_reads: int | None, reader_kwargs: Mapping[str, Any] | None,
+                    common_queue_capacity: int) -> Dataset:
     _check_epochs_and_reads(num_epochs, num_parallel_reads)
     records = _read_records(files, reader, reader_kwargs=reader_kwargs, shuffle=shuffle,
                             num_epochs=num_epochs, seed=seed,
@@ -98,9 +109,12 @@ def _read_and_parse(files, reader, parse, *, shuffle, num_epochs, seed, num_para
     return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
 
-def slim_dataset_to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, seed=None,
-                            num_parallel_reads=None, *, reader=None, reader_kwargs=None,
-                            common_queue_capacity=256):
+def slim_dataset_to_tf_data(dataset: Any, items: Sequence[str] | None = None,
+                            shuffle: bool = False, num_epochs: int | None = 1,
+                            seed: int | None = None, num_parallel_reads: int | None = None, *,
+                            reader: type | None = None,
+                            reader_kwargs: Mapping[str, Any] | None = None,
+                            common_queue_capacity: int = 256) -> Dataset:
     """``{item: tensor}`` dicts for ``items`` of a slim ``Dataset``, as
     ``DatasetDataProvider(dataset).get(items)`` gives them (see :func:`to_tf_data`)."""
     return _read_and_parse(
@@ -110,9 +124,12 @@ def slim_dataset_to_tf_data(dataset, items=None, shuffle=False, num_epochs=1, se
         common_queue_capacity=common_queue_capacity)
 
 
-def files_to_tf_data(files, *, parse_fn=None, shuffle=False, num_epochs=1, seed=None,
-                     num_parallel_reads=None, reader=None, reader_kwargs=None,
-                     common_queue_capacity=256):
+def files_to_tf_data(files: FileName | Sequence[FileName], *,
+                     parse_fn: Callable[[Tensor], Any] | None = None, shuffle: bool = False,
+                     num_epochs: int | None = 1, seed: int | None = None,
+                     num_parallel_reads: int | None = None, reader: type | None = None,
+                     reader_kwargs: Mapping[str, Any] | None = None,
+                     common_queue_capacity: int = 256) -> Dataset:
     """The records of ``files`` (names or glob patterns) read as ``reader`` reads them,
     mapped through ``parse_fn`` when given (see :func:`to_tf_data`)."""
     return _read_and_parse(
@@ -121,7 +138,9 @@ def files_to_tf_data(files, *, parse_fn=None, shuffle=False, num_epochs=1, seed=
         reader_kwargs=reader_kwargs, common_queue_capacity=common_queue_capacity)
 
 
-def to_tf_data(source, *args, service=None, service_timeout=None, cache=None, **kwargs):
+def to_tf_data(source: Any, *args: Any, service: str | None = None,
+               service_timeout: float | None = None, cache: bool | int | str | None = None,
+               **kwargs: Any) -> Dataset:
     """A ``tf.data.Dataset`` of single examples read like the legacy pipeline.
 
     ``source`` is the fetches of a queue pipeline (a tensor, or a tuple, list or

@@ -6,13 +6,14 @@ so code written against tf-slim's ``ValueError`` keeps catching them.
 """
 
 import inspect
+from collections.abc import Iterable
 
 from tf1compat._checks import check_non_negative_int, check_positive_int, check_queue_capacity
 from tf1compat.errors import PipelineConfigError, UnknownItemError
 from tf1compat.pipeline.queues import resolve_files
 
 
-def check_items(items, valid_items):
+def check_items(items: Iterable[str], valid_items: Iterable[str]) -> None:
     """Raise :class:`UnknownItemError` for the first of ``items`` not in ``valid_items``."""
     valid_items = list(valid_items)
     for item in items:

@@ -18,8 +18,11 @@ import array
 import difflib
 import importlib
 import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tf1compat._checks import check_flag, check_positive_int, check_tolerance
 from tf1compat.errors import PipelineConfigError
@@ -47,10 +50,15 @@ _MAX_PENDING_BYTES = 256 << 20     # unordered mode: data kept of unmatched exam
 _MAX_CANDIDATES = 1000             # unmatched examples searched for the closest one
 _DIFF_CHUNK = 1 << 16              # elements of a pair of items diffed at a time
 
+Array = npt.NDArray[Any]
+Example = dict[str, Array]        # one example's items by name (a path for nested ones)
+Indices = tuple[int | None, int | None]     # an example's index on each side
+_Tallies = tuple["_Tally", "_Tally"]
+
 
 # ------------------------------------------------------------ pairwise diff
 
-def _differing_elements(left, right, rtol, atol):
+def _differing_elements(left: Array, right: Array, rtol: float, atol: float) -> Array:
     """Boolean mask of the elements of two same-shaped arrays that differ."""
     numeric = left.dtype.kind in "iufc" and right.dtype.kind in "iufc"
     if numeric and (rtol or atol):
@@ -61,7 +69,7 @@ def _differing_elements(left, right, rtol, atol):
     return different
 
 
-def _iter_chunks(left, right):
+def _iter_chunks(left: Array, right: Array) -> Iterator[tuple[int, Array, Array]]:
     """Flat chunks of two same-shaped arrays: ``(offset, left chunk, right chunk)``.
     Working a chunk at a time keeps the memory of a diff near that of one example."""
     left, right = left.reshape(-1), right.reshape(-1)  # views when contiguous
@@ -69,15 +77,17 @@ def _iter_chunks(left, right):
         yield start, left[start:start + _DIFF_CHUNK], right[start:start + _DIFF_CHUNK]
 
 
-def _values_differ(left, right, rtol, atol):
+def _values_differ(left: Array, right: Array, rtol: float, atol: float) -> bool:
     """Whether any element differs (stops at the first chunk that does)."""
     return any(_differing_elements(a, b, rtol, atol).any()
                for _, a, b in _iter_chunks(left, right))
 
 
-def _value_diff(left, right, rtol, atol):
+def _value_diff(left: Array, right: Array, rtol: float,
+                atol: float) -> tuple[int, float | None, list[int]]:
     """``(differing elements, max abs diff or None, flat indices of the first few)``."""
-    count, max_abs, first = 0, None, []
+    count, max_abs = 0, None
+    first: list[int] = []
     distance = left.dtype.kind in "iuf" and right.dtype.kind in "iuf"
     for start, a, b in _iter_chunks(left, right):
         different = _differing_elements(a, b, rtol, atol)
@@ -90,7 +100,7 @@ def _value_diff(left, right, rtol, atol):
     return count, max_abs, first
 
 
-def _batched_hint(left_shape, right_shape):
+def _batched_hint(left_shape: tuple[int, ...], right_shape: tuple[int, ...]) -> str:
     if left_shape[1:] == right_shape:
         return "; the legacy side looks batched: pass legacy_batched=True"
     if right_shape[1:] == left_shape:
@@ -98,7 +108,8 @@ def _batched_hint(left_shape, right_shape):
     return ""
 
 
-def _quoted_values(left, right, flat_indices):
+def _quoted_values(left: Array, right: Array, flat_indices: Sequence[int]
+                   ) -> tuple[tuple[tuple[int, ...], object, object], ...]:
     """``(position, legacy value, reference value)`` of elements given by flat index."""
     positions = [tuple(int(i) for i in np.unravel_index(index, left.shape))
                  for index in flat_indices]
@@ -106,12 +117,13 @@ def _quoted_values(left, right, flat_indices):
                  for position in positions)
 
 
-def _python_value(element):
+def _python_value(element: object) -> object:
     """A numpy scalar as the Python number it holds; objects (bytes) unchanged."""
     return element.item() if isinstance(element, np.generic) else element
 
 
-def _diff_item(name, left, right, indices, rtol, atol):
+def _diff_item(name: str, left: Array, right: Array, indices: Indices, rtol: float,
+               atol: float) -> Mismatch | None:
     """A Mismatch for item ``name`` of two examples, or None when it agrees."""
     if left.shape != right.shape:
         return Mismatch(*indices, name, "shape",
@@ -131,7 +143,7 @@ def _diff_item(name, left, right, indices, rtol, atol):
     return Mismatch(*indices, name, "value", count, max_abs, values)
 
 
-def _examples_differ(legacy, reference, rtol, atol):
+def _examples_differ(legacy: Example, reference: Example, rtol: float, atol: float) -> bool:
     """Whether two examples differ, without describing how (cheaper than _diff_examples)."""
     return legacy.keys() != reference.keys() or any(
         legacy[name].shape != reference[name].shape
@@ -139,7 +151,8 @@ def _examples_differ(legacy, reference, rtol, atol):
         or _values_differ(legacy[name], reference[name], rtol, atol) for name in legacy)
 
 
-def _diff_examples(legacy, reference, indices, rtol=0, atol=0):
+def _diff_examples(legacy: Example, reference: Example, indices: Indices, rtol: float = 0,
+                   atol: float = 0) -> Mismatch | None:
     """The first difference between two examples as a Mismatch, or None."""
     if legacy.keys() != reference.keys():
         only_legacy = sorted(legacy.keys() - reference.keys())
@@ -159,13 +172,13 @@ def _diff_examples(legacy, reference, indices, rtol=0, atol=0):
 class _Tally:
     """What one side delivered: count, fingerprints, dtypes and shapes per item."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.count = 0
         self.fingerprints = array.array("q")
-        self.dtypes = {}
-        self.shapes = {}
+        self.dtypes: dict[str, dict[str, None]] = {}     # ordered sets: first seen first
+        self.shapes: dict[str, dict[tuple[int, ...], None]] = {}
 
-    def add(self, example, fingerprint):
+    def add(self, example: Example, fingerprint: int) -> None:
         self.count += 1
         self.fingerprints.append(fingerprint)
         for name, value in example.items():
@@ -175,7 +188,7 @@ class _Tally:
                 shapes.setdefault(value.shape)
 
 
-def _item_summaries(legacy, reference):
+def _item_summaries(legacy: "_Tally", reference: "_Tally") -> tuple[ItemSummary, ...]:
     names = sorted(legacy.dtypes.keys() | reference.dtypes.keys())
     return tuple(ItemSummary(
         name, tuple(legacy.dtypes.get(name, ())), tuple(reference.dtypes.get(name, ())),
@@ -183,7 +196,8 @@ def _item_summaries(legacy, reference):
         for name in names)
 
 
-def _multiset_diffs(legacy_fingerprints, reference_fingerprints):
+def _multiset_diffs(legacy_fingerprints: "array.array[int]",
+                    reference_fingerprints: "array.array[int]") -> tuple[ExampleDiff, ...]:
     """ExampleDiffs of the fingerprints whose counts differ, by first occurrence."""
     counts = []
     for fingerprints in (legacy_fingerprints, reference_fingerprints):
@@ -202,13 +216,14 @@ def _multiset_diffs(legacy_fingerprints, reference_fingerprints):
     return tuple(sorted(diffs, key=_first_occurrence))
 
 
-def _first_occurrence(diff):
+def _first_occurrence(diff: ExampleDiff) -> int:
     return min(i for i in (diff.legacy_index, diff.reference_index) if i is not None)
 
 
 # ------------------------------------------------------------ the two modes
 
-def _compare_ordered(legacy_examples, reference_examples, rtol, atol):
+def _compare_ordered(legacy_examples: Iterable[Example], reference_examples: Iterable[Example],
+                     rtol: float, atol: float) -> tuple[_Tallies, Mismatch | None, int]:
     tallies = (_Tally(), _Tally())
     first_mismatch, mismatched = None, 0
     for index, (legacy, reference) in enumerate(
@@ -235,9 +250,9 @@ def _compare_ordered(legacy_examples, reference_examples, rtol, atol):
     return tallies, first_mismatch, mismatched
 
 
-def _unmatched(side, index):
+def _unmatched(side: int, index: int) -> Mismatch:
     other = SIDES[1 - side]
-    indices = (index, None) if side == 0 else (None, index)
+    indices: Indices = (index, None) if side == 0 else (None, index)
     return Mismatch(*indices, None, "unmatched",
                     f"{SIDES[side]} example has no counterpart in {other}")
 
@@ -245,20 +260,21 @@ def _unmatched(side, index):
 class _Pending:
     """Examples of one side not yet matched by the other (data kept within a budget)."""
 
-    def __init__(self):
-        self.by_fingerprint = {}
+    def __init__(self) -> None:
+        self.by_fingerprint: dict[int, list[tuple[int, Example | None, int]]] = {}
         self.bytes = 0
 
-    def add(self, fingerprint, index, example):
+    def add(self, fingerprint: int, index: int, example: Example) -> None:
         size = sum(value.nbytes for value in example.values())
+        kept: Example | None
         if self.bytes + size <= _MAX_PENDING_BYTES:
-            example = {name: value.copy() for name, value in example.items()}
+            kept = {name: value.copy() for name, value in example.items()}
             self.bytes += size
         else:
-            example, size = None, 0
-        self.by_fingerprint.setdefault(fingerprint, []).append((index, example, size))
+            kept, size = None, 0
+        self.by_fingerprint.setdefault(fingerprint, []).append((index, kept, size))
 
-    def take(self, fingerprint):
+    def take(self, fingerprint: int) -> bool:
         """Remove one example with ``fingerprint``; False when there is none."""
         entries = self.by_fingerprint.get(fingerprint)
         if not entries:
@@ -268,13 +284,14 @@ class _Pending:
             del self.by_fingerprint[fingerprint]
         return True
 
-    def entries(self):
+    def entries(self) -> list[tuple[int, Example | None]]:
         """``(index, example or None)`` of what is left, by index."""
         return sorted(((index, example) for entries in self.by_fingerprint.values()
                        for index, example, _ in entries), key=lambda entry: entry[0])
 
 
-def _compare_unordered(legacy_examples, reference_examples):
+def _compare_unordered(legacy_examples: Iterable[Example],
+                       reference_examples: Iterable[Example]) -> tuple[_Tallies, Mismatch | None]:
     tallies = (_Tally(), _Tally())
     pending = (_Pending(), _Pending())
     for pair in itertools.zip_longest(legacy_examples, reference_examples):
@@ -289,7 +306,8 @@ def _compare_unordered(legacy_examples, reference_examples):
     return tallies, _closest_mismatch(*(p.entries() for p in pending))
 
 
-def _closest_mismatch(legacy_left, reference_left):
+def _closest_mismatch(legacy_left: list[tuple[int, Example | None]],
+                      reference_left: list[tuple[int, Example | None]]) -> Mismatch | None:
     """Diff the first unmatched example against the most similar one of the other side."""
     if not legacy_left and not reference_left:
         return None
@@ -310,12 +328,13 @@ def _closest_mismatch(legacy_left, reference_left):
     return _diff_examples(*pair, indices) or _unmatched(side, index)
 
 
-def _check_flags(**flags):
+def _check_flags(**flags: object) -> None:
     for name, value in flags.items():
         check_flag("compare", name, value, allow_none=True)
 
 
-def _check_arguments(ordered, rtol, atol, max_examples, unordered_why):
+def _check_arguments(ordered: bool, rtol: float, atol: float, max_examples: int | None,
+                     unordered_why: str) -> None:
     for name, value in (("rtol", rtol), ("atol", atol)):
         check_tolerance("compare", name, value)
     if not ordered and (rtol or atol):
@@ -325,7 +344,7 @@ def _check_arguments(ordered, rtol, atol, max_examples, unordered_why):
     check_positive_int("compare", "max_examples", max_examples, allow_none=True)
 
 
-def _refuse_endless(source, side):
+def _refuse_endless(source: object, side: str) -> None:
     reason = why_endless(source, side)
     if reason is not None:
         raise PipelineConfigError(
@@ -334,8 +353,10 @@ def _refuse_endless(source, side):
             argument="max_examples", expected="a positive integer for an endless pipeline")
 
 
-def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_examples=None,
-            legacy_batched=None, reference_batched=None):
+def compare(legacy: Any, reference: Any = None, *, ordered: bool | None = None,
+            rtol: float = 0, atol: float = 0, max_examples: int | None = None,
+            legacy_batched: bool | None = None,
+            reference_batched: bool | None = None) -> ComparisonReport:
     """Compare what two input pipelines deliver, example by example.
 
     ``legacy``: fetches built in a ``legacy_graph()`` (compare runs them in a
@@ -403,7 +424,7 @@ def compare(legacy, reference=None, *, ordered=None, rtol=0, atol=0, max_example
                             _item_summaries(*tallies), first_mismatch, mismatched, diffs)
 
 
-def _own_lowering(legacy, legacy_batched):
+def _own_lowering(legacy: Any, legacy_batched: bool | None) -> tuple[Any, bool, bool]:
     """``(lowered dataset, deterministic, legacy_batched)`` for fetches or a SessionIterator."""
     from tf1compat.migrate.lowering import is_graph_fetches, lower
     from tf1compat.pipeline.session import SessionIterator
@@ -421,7 +442,8 @@ def _own_lowering(legacy, legacy_batched):
 
 # ------------------------------------------------------------ slim splits
 
-def resolve_function(spec, argument="dataset"):
+def resolve_function(spec: str | Callable[..., Any],
+                     argument: str = "dataset") -> Callable[..., Any]:
     """``spec`` itself when callable, else the function a ``"MODULE:FUNCTION"`` names;
     ``argument`` names the option in the PipelineConfigError for a bad ``spec``."""
     if callable(spec):
@@ -448,10 +470,11 @@ def resolve_function(spec, argument="dataset"):
         raise PipelineConfigError(
             f"{argument} {spec!r}: module {module_name} has no function "
             f"{function_name!r}; {listed}", argument=argument, expected=functions)
-    return function
+    found: Callable[..., Any] = function
+    return found
 
 
-def _make_dataset(factory, split_name, dataset_dir):
+def _make_dataset(factory: Callable[..., Any], split_name: str, dataset_dir: str | None) -> Any:
     try:
         return factory(split_name, dataset_dir)
     except ValueError as e:
@@ -460,8 +483,9 @@ def _make_dataset(factory, split_name, dataset_dir):
             f"failed: {e}", argument="split_name", path=dataset_dir) from e
 
 
-def compare_split(get_split, split_name="train", dataset_dir=None, items=None, *,
-                  ordered=True, num_readers=1, seed=0):
+def compare_split(get_split: str | Callable[..., Any], split_name: str = "train",
+                  dataset_dir: str | None = None, items: Sequence[str] | None = None, *,
+                  ordered: bool = True, num_readers: int = 1, seed: int = 0) -> ComparisonReport:
     """Compare a slim split's queue pipeline with its :func:`~tf1compat.to_tf_data`.
 
     ``get_split`` is a slim ``get_split``-style factory ``f(split_name,

@@ -21,17 +21,17 @@ class ItemSummary:
     """The dtypes and shapes one item had on each side (shapes: at most a few)."""
 
     name: str
-    legacy_dtypes: tuple
-    reference_dtypes: tuple
-    legacy_shapes: tuple
-    reference_shapes: tuple
+    legacy_dtypes: tuple[str, ...]
+    reference_dtypes: tuple[str, ...]
+    legacy_shapes: tuple[tuple[int | None, ...], ...]
+    reference_shapes: tuple[tuple[int | None, ...], ...]
 
     @property
-    def agrees(self):
+    def agrees(self) -> bool:
         return (self.legacy_dtypes == self.reference_dtypes
                 and self.legacy_shapes == self.reference_shapes)
 
-    def __str__(self):
+    def __str__(self) -> str:
         legacy = _describe_kinds(self.legacy_dtypes, self.legacy_shapes)
         reference = _describe_kinds(self.reference_dtypes, self.reference_shapes)
         if self.agrees:
@@ -55,9 +55,9 @@ class Mismatch:
     reason: str
     detail: str
     max_abs_diff: float | None = None
-    values: tuple = ()
+    values: tuple[tuple[tuple[int, ...], object, object], ...] = ()
 
-    def __str__(self):
+    def __str__(self) -> str:
         where = " vs ".join(f"{side} #{index}" for side, index in
                             zip(SIDES, (self.legacy_index, self.reference_index), strict=True)
                             if index is not None)
@@ -96,31 +96,31 @@ class ComparisonReport:
     ordered: bool
     legacy_count: int
     reference_count: int
-    items: tuple
+    items: tuple[ItemSummary, ...]
     first_mismatch: Mismatch | None
     mismatched_pairs: int
-    diffs: tuple
+    diffs: tuple[ExampleDiff, ...]
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.equal
 
     @property
-    def missing_from_legacy(self):
+    def missing_from_legacy(self) -> tuple[ExampleDiff, ...]:
         return tuple(d for d in self.diffs if d.legacy_copies == 0)
 
     @property
-    def missing_from_reference(self):
+    def missing_from_reference(self) -> tuple[ExampleDiff, ...]:
         return tuple(d for d in self.diffs if d.reference_copies == 0)
 
     @property
-    def duplicated_in_legacy(self):
+    def duplicated_in_legacy(self) -> tuple[ExampleDiff, ...]:
         return tuple(d for d in self.diffs if d.legacy_copies > d.reference_copies > 0)
 
     @property
-    def duplicated_in_reference(self):
+    def duplicated_in_reference(self) -> tuple[ExampleDiff, ...]:
         return tuple(d for d in self.diffs if d.reference_copies > d.legacy_copies > 0)
 
-    def __str__(self):
+    def __str__(self) -> str:
         mode = "ordered" if self.ordered else "unordered"
         verdict = "EQUAL" if self.equal else "DIFFER"
         if self.legacy_count == self.reference_count:
@@ -139,7 +139,7 @@ class ComparisonReport:
             lines.append("same examples on both sides, in a different order")
         return "\n".join(lines)
 
-    def _diff_lines(self):
+    def _diff_lines(self) -> list[str]:
         groups = (
             ("missing from legacy", self.missing_from_legacy, "reference", "reference_index"),
             ("missing from reference", self.missing_from_reference, "legacy", "legacy_index"),
@@ -159,14 +159,14 @@ class ComparisonReport:
         return lines
 
 
-def _describe_diff(diff, side, index_field):
+def _describe_diff(diff: ExampleDiff, side: str, index_field: str) -> str:
     described = f"{side} #{getattr(diff, index_field)}"
     if diff.legacy_copies and diff.reference_copies:
         described += f" (copies: legacy {diff.legacy_copies}, reference {diff.reference_copies})"
     return described
 
 
-def _describe_kinds(dtypes, shapes):
+def _describe_kinds(dtypes: tuple[str, ...], shapes: tuple[tuple[int | None, ...], ...]) -> str:
     shape_text = " or ".join(str(shape) for shape in shapes)
     if len(shapes) >= MAX_SHAPES:
         shape_text += " or more"
