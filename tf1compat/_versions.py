@@ -42,7 +42,7 @@ def keras2_requirement():
     return f"tf-keras~={major}.{minor}.0"
 
 
-def keras2_install_command():
+def keras2_install_command() -> str:
     """The one command that gives the installed TensorFlow its Keras 2."""
     return f'pip install --no-deps "{keras2_requirement()}"'
 

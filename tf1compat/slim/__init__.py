@@ -19,6 +19,7 @@ batches per step: the fast path for the same items.
 """
 
 import importlib
+from typing import Any
 
 from tf1compat.slim._patch import TfSlimRepair, patch_tf_slim, tf_slim_patched, unpatch_tf_slim
 
@@ -37,7 +38,7 @@ __all__ = ["BatchedDatasetDataProvider", "TfSlimRepair", "patch_tf_slim", "tf_sl
            "unpatch_tf_slim", *_TF_SLIM_MODULES]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _TF_SLIM_MODULES:   # not kept here: each use repairs again after an unpatch
         patch_tf_slim()
         return importlib.import_module(_TF_SLIM_MODULES[name])
@@ -48,5 +49,5 @@ def __getattr__(name):
     return BatchedDatasetDataProvider
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(__all__)

@@ -31,6 +31,9 @@ which always come from tf-keras (TensorFlow's lazy path cannot load).
 
 import functools
 import importlib
+import types
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from tf1compat._tf import tf, v1
 from tf1compat._versions import keras2_install_command
@@ -38,14 +41,17 @@ from tf1compat._versions import keras2_install_command
 __all__ = ["KERAS2_NORMALIZATION", "layer_namespaces"]
 
 KERAS2_NORMALIZATION = "tf_keras.src.legacy_tf_layers.normalization"
+# (tf-slim module, global name, replacements, only_missing): Patches.rebind_namespace's
+# arguments
+Rebinding = tuple[types.ModuleType, str, Mapping[str, object], bool]
 
 
 @functools.cache  # one function per name: applying the repair again changes nothing
-def _keras2_layer(name):
+def _keras2_layer(name: str) -> Callable[..., Any]:
     """tf-keras's ``name`` from :data:`KERAS2_NORMALIZATION`, imported when first
     called (importing tf-keras registers its names on TensorFlow's objects, so the
     repair itself does not); without tf-keras an ImportError names the package."""
-    def build(*args, **kwargs):
+    def build(*args: Any, **kwargs: Any) -> Any:
         try:
             module = importlib.import_module(KERAS2_NORMALIZATION)
         except ImportError as e:
@@ -58,7 +64,7 @@ def _keras2_layer(name):
     return build
 
 
-def layer_namespaces():
+def layer_namespaces() -> list[Rebinding]:
     """``(tf-slim module, global name, replacements, only_missing)`` entries for
     tf-slim beyond its data API."""
     from tf_slim import learning

@@ -10,21 +10,23 @@ wraps a method once. :meth:`Patches.undo` puts every recorded attribute back.
 import functools
 import threading
 import types
+from collections.abc import Callable, Mapping
+from typing import Any
 
 _MARK = "__tf1compat_patched__"
 _MISSING = object()
 
 
-def _stand_in(base, replacements):
+def _stand_in(base: types.ModuleType, replacements: Mapping[str, object]) -> types.ModuleType:
     """A module object with ``replacements`` first and ``base``'s names behind them."""
     namespace = types.ModuleType(base.__name__, base.__doc__)
-    namespace.__getattr__ = functools.partial(getattr, base)  # PEP 562 fallback
+    namespace.__getattr__ = functools.partial(getattr, base)  # type: ignore[method-assign]  # PEP 562
     for name, value in replacements.items():
         setattr(namespace, name, value)
     return namespace
 
 
-def _lookup(namespace, name):
+def _lookup(namespace: object, name: str) -> object:
     """``namespace.name``, or _MISSING when it has no such name or cannot load it
     (TensorFlow's lazily loaded modules raise ImportError)."""
     try:
@@ -36,20 +38,21 @@ def _lookup(namespace, name):
 class Patches:
     """Attributes set on third-party modules and classes, and what they were."""
 
-    def __init__(self):
-        self._previous = []  # (owner, name, value before or _MISSING), oldest first
+    def __init__(self) -> None:
+        # (owner, name, value before or _MISSING), oldest first
+        self._previous: list[tuple[object, str, object]] = []
         self._lock = threading.Lock()
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self._previous)
 
-    def set(self, owner, name, value):
+    def set(self, owner: object, name: str, value: object) -> None:
         """``setattr(owner, name, value)``, remembering the value it replaces."""
         with self._lock:
             self._previous.append((owner, name, vars(owner).get(name, _MISSING)))
             setattr(owner, name, value)
 
-    def undo(self):
+    def undo(self) -> None:
         """Put back every attribute this object set, newest first."""
         with self._lock:
             while self._previous:
@@ -59,7 +62,9 @@ class Patches:
                 else:
                     setattr(owner, name, value)
 
-    def rebind_namespace(self, module, attribute, replacements, *, only_missing=False):
+    def rebind_namespace(self, module: types.ModuleType, attribute: str,
+                         replacements: Mapping[str, object], *,
+                         only_missing: bool = False) -> list[str]:
         """Make ``module.attribute.<name>`` resolve to ``replacements[name]`` for
         ``module`` alone, through a stand-in module; with ``only_missing``, only the
         names the namespace lacks (a newer TensorFlow's own are kept).
@@ -80,7 +85,7 @@ class Patches:
             self.set(module, attribute, _stand_in(base, pending))
         return sorted(pending)
 
-    def replace_attribute(self, owner, name, value):
+    def replace_attribute(self, owner: object, name: str, value: object) -> bool:
         """Set an existing ``owner.name`` to ``value`` unless it already is; True if changed."""
         current = getattr(owner, name, None)
         if current is None or current is value:
@@ -88,7 +93,8 @@ class Patches:
         self.set(owner, name, value)
         return True
 
-    def wrap_method(self, cls, name, make_wrapper):
+    def wrap_method(self, cls: type, name: str,
+                    make_wrapper: Callable[[Callable[..., Any]], Callable[..., Any]]) -> bool:
         """Replace ``cls.name`` by ``make_wrapper(original)`` once; False if skipped."""
         original = cls.__dict__.get(name)
         if original is None or getattr(original, _MARK, False):

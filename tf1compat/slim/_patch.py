@@ -45,24 +45,28 @@ import contextlib
 import importlib.metadata
 import re
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 from tf1compat._tf import tf, v1
 from tf1compat.pipeline import queues
 from tf1compat.slim import _checks, _image, _layers, _records
+from tf1compat.slim._layers import Rebinding
 from tf1compat.slim._namespace import Patches
 
 _LAST_RELEASE_WITH_8_BIT_PNG = (1, 1, 0)
 
 
-def _reads_png16_at_8_bits():
+def _reads_png16_at_8_bits() -> bool:
     """True for tf-slim releases whose ``Image`` handler truncates 16-bit PNGs."""
     numbers = re.findall(r"\d+", importlib.metadata.version("tf-slim"))[:3]
     return tuple(int(n) for n in numbers) <= _LAST_RELEASE_WITH_8_BIT_PNG
 
 
-def _short_name(owner):
+def _short_name(owner: Any) -> str:
     """``tfexample_decoder`` for a tf-slim module, ``Image`` for a class."""
-    return getattr(owner, "__qualname__", owner.__name__.rpartition(".")[2])
+    name: str = getattr(owner, "__qualname__", owner.__name__.rpartition(".")[2])
+    return name
 
 
 class TfSlimRepair:
@@ -70,24 +74,24 @@ class TfSlimRepair:
     tf-slim's modules and classes only, and undone when the last of the callers
     of :meth:`apply` calls :meth:`release`."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._patches = Patches()
         self._holders = 0
         self._lock = threading.RLock()
 
     @property
-    def applied(self):
+    def applied(self) -> bool:
         """True while changes this object made are in place."""
         return bool(self._patches)
 
-    def apply(self):
+    def apply(self) -> list[str]:
         """Fix ``tf_slim.data`` in place; returns the names changed (``[]`` when
         tf-slim is already fixed, by this object or another)."""
         with self._lock:
             self._holders += 1
             return self._apply()
 
-    def release(self):
+    def release(self) -> None:
         """One caller of :meth:`apply` is done: after the last, tf-slim's modules and
         classes are put back as they were."""
         with self._lock:
@@ -95,7 +99,7 @@ class TfSlimRepair:
             if not self._holders:
                 self._patches.undo()
 
-    def _apply(self):
+    def _apply(self) -> list[str]:
         from tf_slim.data import (
             data_provider,
             dataset_data_provider,
@@ -138,7 +142,7 @@ class TfSlimRepair:
         return changed
 
 
-def moved_names():
+def moved_names() -> list[Rebinding]:
     """``(tf-slim module, global name, replacements, only_missing)`` for what tf-slim
     needs to run on current TensorFlow (the private TensorFlow names it uses that
     TensorFlow moved, and ``batch_norm``'s Keras 2 layer), without tf1compat's
@@ -157,7 +161,7 @@ _process_hold = False   # whether patch_tf_slim() holds it (run modes hold it th
 _holding = threading.Lock()
 
 
-def patch_tf_slim():
+def patch_tf_slim() -> list[str]:
     """Fix ``tf_slim.data`` for this process; returns the names changed.
 
     After it, an unmodified ``import tf_slim as slim`` script runs on current
@@ -174,7 +178,7 @@ def patch_tf_slim():
         return _PROCESS_REPAIR.apply()
 
 
-def unpatch_tf_slim():
+def unpatch_tf_slim() -> None:
     """Undo :func:`patch_tf_slim`: tf-slim's modules and classes are as they were,
     unless a run mode or a :func:`tf_slim_patched` block still holds the repair (then
     when the last of them ends). Does nothing when tf-slim is not patched."""
@@ -186,7 +190,7 @@ def unpatch_tf_slim():
 
 
 @contextlib.contextmanager
-def tf_slim_patched():
+def tf_slim_patched() -> Iterator[list[str]]:
     """tf-slim repaired inside the block (as :func:`patch_tf_slim` repairs it; yields
     the names changed, ``[]`` when it was repaired already). Blocks count, with
     ``patch_tf_slim``'s hold: tf-slim is put back when the last of them lets go. Run

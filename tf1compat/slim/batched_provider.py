@@ -21,9 +21,13 @@ same ``shuffle`` / ``num_epochs`` / ``common_queue_*`` / ``seed`` meaning as
 ``record_key`` item (``file:offset``) is made only when fetched.
 """
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from tf_slim.data import data_provider, parallel_reader, tfexample_decoder
 
 from tf1compat._tf import tf, v1
+from tf1compat._typing import Tensor
 from tf1compat.errors import PipelineConfigError
 from tf1compat.pipeline import fastpath, queues
 from tf1compat.slim._image import RAW_FORMATS
@@ -31,7 +35,7 @@ from tf1compat.slim._image import RAW_FORMATS
 __all__ = ["BatchedDatasetDataProvider"]
 
 
-def _decoder_specs(decoder):
+def _decoder_specs(decoder: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(keys_to_features, items_to_handlers)`` of a ``TFExampleDecoder`` of dense features.
 
     tf-slim keeps both in attributes without public accessors (unchanged since
@@ -53,7 +57,7 @@ def _decoder_specs(decoder):
     return keys_to_features, decoder._items_to_handlers  # noqa: SLF001
 
 
-def _example_spec(handler, keys_to_tensors):
+def _example_spec(handler: Any, keys_to_tensors: Mapping[str, Tensor]) -> Any:
     """dtype and shape of the handler's item for one example, traced in a scratch graph."""
     with tf.Graph().as_default():
         one = {key: v1.placeholder(t.dtype, t.shape[1:]) for key, t in keys_to_tensors.items()}
@@ -67,18 +71,18 @@ def _example_spec(handler, keys_to_tensors):
     return tf.TensorSpec(item.shape, item.dtype)
 
 
-def _per_example(handler, keys_to_tensors, spec):
+def _per_example(handler: Any, keys_to_tensors: Mapping[str, Tensor], spec: Any) -> Tensor:
     """The handler applied to each example of the batch, inside one ``tf.map_fn``."""
     return tf.map_fn(handler.tensors_to_item, keys_to_tensors, fn_output_signature=spec)
 
 
-def _image_settings(handler):
+def _image_settings(handler: Any) -> tuple[int, bool]:
     """``(channels, repeated)`` of an ``Image`` handler, kept by tf-slim in attributes
     without public accessors (unchanged since ``tf.contrib.slim``), read here only."""
     return handler._channels, handler._repeated  # noqa: SLF001 - see docstring
 
 
-def _batched_image(handler, keys_to_tensors, spec):
+def _batched_image(handler: Any, keys_to_tensors: Mapping[str, Tensor], spec: Any) -> Tensor:
     """Decode an ``Image`` item for a batch as the handler decodes each example: one
     ``decode_raw`` when every record's format is raw; ``decode_image`` of each record
     inside one ``tf.map_fn`` when none is raw nor a JPEG and the item is uint8 (the
@@ -89,14 +93,14 @@ def _batched_image(handler, keys_to_tensors, spec):
     raw = tf.reduce_any(tf.equal(keys_to_tensors[format_key][:, None], RAW_FORMATS), axis=1)
     channels, repeated = _image_settings(handler)
 
-    def decode_raw():
+    def decode_raw() -> Tensor:
         pixels = tf.io.decode_raw(images, spec.dtype)
         return tf.reshape(pixels, [-1, *spec.shape])
 
-    def per_example():
+    def per_example() -> Tensor:
         return _per_example(handler, keys_to_tensors, spec)
 
-    def decode_images():
+    def decode_images() -> Tensor:
         return tf.map_fn(
             lambda image: tf.reshape(tf.io.decode_image(image, channels=channels), spec.shape),
             images, fn_output_signature=spec)
@@ -108,7 +112,7 @@ def _batched_image(handler, keys_to_tensors, spec):
                    lambda: tf.cond(encoded, decode_images, per_example))
 
 
-def _batched_item(handler, keys_to_tensors):
+def _batched_item(handler: Any, keys_to_tensors: Mapping[str, Tensor]) -> Tensor:
     """One item for a whole parsed batch, computed as the handler computes it per example."""
     spec = _example_spec(handler, keys_to_tensors)
     if type(handler) is tfexample_decoder.Tensor and len(handler.keys) == 1:
@@ -118,12 +122,13 @@ def _batched_item(handler, keys_to_tensors):
     return _per_example(handler, keys_to_tensors, spec)
 
 
-def _items_parser(keys_to_features, items_to_handlers):
+def _items_parser(keys_to_features: Mapping[str, Any],
+                  items_to_handlers: Mapping[str, Any]) -> fastpath.Parse:
     """``parse`` for :func:`~tf1compat.pipeline.fastpath.build_batches`: Examples parsed
     with one ``parse_example``, then each item for the whole batch."""
     parse = fastpath.parse_examples(keys_to_features)
 
-    def parse_items(records, names):
+    def parse_items(records: Tensor, names: Callable[[], Tensor]) -> dict[str, Tensor]:
         parsed = parse(records, names)
         return {item: _batched_item(handler, {key: parsed[key] for key in handler.keys})
                 for item, handler in items_to_handlers.items()}
@@ -131,7 +136,7 @@ def _items_parser(keys_to_features, items_to_handlers):
     return parse_items
 
 
-class BatchedDatasetDataProvider(data_provider.DataProvider):
+class BatchedDatasetDataProvider(data_provider.DataProvider):  # type: ignore[misc]
     """``DatasetDataProvider`` whose ``get(items)`` returns batches of ``batch_size``.
 
     Arguments as ``DatasetDataProvider`` (``num_readers`` files read at once; with
@@ -145,10 +150,13 @@ class BatchedDatasetDataProvider(data_provider.DataProvider):
     ``TFExampleDecoder`` of ``FixedLenFeature`` s whose items have fixed shapes.
     """
 
-    def __init__(self, dataset, batch_size, num_readers=1, reader_kwargs=None, shuffle=True,
-                 num_epochs=None, common_queue_capacity=256, common_queue_min=128,
-                 record_key="record_key", seed=None, scope=None, num_threads=None,
-                 allow_smaller_final_batch=False, records_per_read=None, cache=None):
+    def __init__(self, dataset: Any, batch_size: int, num_readers: int = 1,
+                 reader_kwargs: Mapping[str, Any] | None = None, shuffle: bool = True,
+                 num_epochs: int | None = None, common_queue_capacity: int = 256,
+                 common_queue_min: int = 128, record_key: str = "record_key",
+                 seed: int | None = None, scope: str | None = None, num_threads: int | None = None,
+                 allow_smaller_final_batch: bool = False, records_per_read: int | None = None,
+                 cache: bool | int | str | None = None) -> None:
         keys_to_features, items_to_handlers = _decoder_specs(dataset.decoder)
         if record_key in items_to_handlers:
             raise PipelineConfigError(
