@@ -10,10 +10,14 @@ import dataclasses
 import itertools
 import os
 import tarfile
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from tf1compat._checks import check_choice, check_int_at_least
+from tf1compat._typing import PathArg
 from tf1compat.errors import CifarFormatError
 from tf1compat.records import _fs
 
@@ -48,22 +52,22 @@ class _Variant:
     name: str                   # output prefix: cifar10_train.tfrecord
     folder: str                 # inside the archive
     archive: str
-    splits: dict                # split name -> binary file names, in source order
-    label_files: tuple          # one names file per label byte
-    label_names: tuple          # fallback names per label byte
-    extra_label_keys: tuple     # Example keys for all but the last label byte
+    splits: dict[str, tuple[str, ...]]   # split name -> binary file names, in source order
+    label_files: tuple[str, ...]         # one names file per label byte
+    label_names: tuple[tuple[str, ...], ...]    # fallback names per label byte
+    extra_label_keys: tuple[str, ...]    # Example keys for all but the last label byte
 
     @property
-    def file_names(self):
+    def file_names(self) -> tuple[str, ...]:
         """All binary batch files, in source order."""
         return tuple(itertools.chain.from_iterable(self.splits.values()))
 
     @property
-    def label_bytes(self):
+    def label_bytes(self) -> int:
         return len(self.label_names)
 
     @property
-    def num_classes(self):
+    def num_classes(self) -> tuple[int, ...]:
         return tuple(len(names) for names in self.label_names)
 
 
@@ -79,14 +83,14 @@ _CIFAR100 = _Variant(
 _VARIANTS = {v.name: v for v in (_CIFAR10, _CIFAR100)}
 
 
-def _variant_for_label_bytes(label_bytes):
+def _variant_for_label_bytes(label_bytes: int) -> _Variant:
     by_label_bytes = {v.label_bytes: v for v in _VARIANTS.values()}
     return by_label_bytes[check_choice(None, "label_bytes", label_bytes, by_label_bytes)]
 
 
 # ------------------------------------------------------------------ binary format
 
-def _record_count(path, label_bytes):
+def _record_count(path: str, label_bytes: int) -> int:
     """Number of records in a batch file, checking that its size fits the layout."""
     record_bytes = label_bytes + _IMAGE_BYTES
     size = _fs.size(path)
@@ -99,7 +103,8 @@ def _record_count(path, label_bytes):
     return size // record_bytes
 
 
-def _parse_records(data, label_bytes, path, indices):
+def _parse_records(data: bytes, label_bytes: int, path: str,
+                   indices: Sequence[int]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Split raw records into HWC images and labels, checking the label ranges;
     ``indices[i]`` is the record number of row ``i`` in ``path`` (for errors)."""
     records = np.frombuffer(data, np.uint8).reshape(-1, label_bytes + _IMAGE_BYTES)
@@ -116,14 +121,16 @@ def _parse_records(data, label_bytes, path, indices):
     return images, (labels[:, 0] if label_bytes == 1 else labels)
 
 
-def _iter_file_chunks(path, record_bytes, count, chunk_records):
+def _iter_file_chunks(path: str, record_bytes: int, count: int,
+                      chunk_records: int) -> Iterator[tuple[int, bytes]]:
     """``(index of first record, bytes)`` of consecutive chunks of a batch file."""
     with open(path, "rb") as f:
         for first in range(0, count, chunk_records):
             yield first, f.read(min(chunk_records, count - first) * record_bytes)
 
 
-def iter_batch_file(path, label_bytes=1, chunk_records=1000):
+def iter_batch_file(path: PathArg, label_bytes: int = 1, chunk_records: int = 1000
+                    ) -> Iterator[tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]]:
     """Yield ``(images, labels)`` chunks of at most ``chunk_records`` records.
 
     Same values as :func:`read_batch_file`, in bounded memory.
@@ -135,7 +142,8 @@ def iter_batch_file(path, label_bytes=1, chunk_records=1000):
         yield _parse_records(data, label_bytes, path, range(first, first + count))
 
 
-def read_batch_file(path, label_bytes=1):
+def read_batch_file(path: PathArg,
+                    label_bytes: int = 1) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Read a CIFAR binary batch file.
 
     Returns ``(images, labels)``: images uint8 ``[N, 32, 32, 3]`` (HWC, RGB) and
@@ -148,7 +156,7 @@ def read_batch_file(path, label_bytes=1):
     return np.concatenate(images), np.concatenate(labels)
 
 
-def _records_bytes(images, labels):
+def _records_bytes(images: npt.NDArray[np.uint8], labels: npt.NDArray[Any]) -> bytes:
     """The binary records of HWC images and their label columns."""
     planes = images.transpose(0, 3, 1, 2).reshape(len(images), _IMAGE_BYTES)
     label_columns = 1 if labels.ndim == 1 else labels.shape[1]
@@ -156,7 +164,8 @@ def _records_bytes(images, labels):
                           axis=1).tobytes()
 
 
-def _synthetic_split(rng, count, variant):
+def _synthetic_split(rng: np.random.Generator, count: int,
+                     variant: _Variant) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Blotchy random images (PNG-compressible like photos) around a label-dependent
     mean colour, so that a net can learn the classes."""
     labels = np.stack([rng.integers(0, n, count) for n in variant.num_classes], axis=1)
@@ -169,8 +178,8 @@ def _synthetic_split(rng, count, variant):
     return np.clip(images, 0, 255).astype(np.uint8), labels
 
 
-def make_synthetic(directory, num_train=500, num_test=100, seed=0, *,
-                   dataset="cifar10", archive=False):
+def make_synthetic(directory: PathArg, num_train: int = 500, num_test: int = 100,
+                   seed: int = 0, *, dataset: str = "cifar10", archive: bool = False) -> str:
     """Write a seeded synthetic CIFAR-10 (or ``dataset="cifar100"``) in the real layout.
 
     Creates ``directory/cifar-10-batches-bin/`` with ``data_batch_1..5.bin``

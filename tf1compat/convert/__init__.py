@@ -18,6 +18,8 @@ its planning and workers.
   (``tf1compat.imagefolder``).
 """
 
+from typing import Any
+
 from tf1compat.convert.local import LocalRunner
 from tf1compat.convert.plan import (
     Plan,
@@ -37,7 +39,7 @@ __all__ = ["Plan", "ShardTask", "ShardResult", "SkippedInput", "build_tasks", "p
            "write_shards", "write_sharded", "shard_paths", "WriteShards"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name == "WriteShards":       # importing Beam takes seconds: only when asked for
         from tf1compat.convert import beam
         return beam.WriteShards

@@ -27,7 +27,7 @@ _UNSUPPORTED = [(b"GIF87a", "GIF"), (b"GIF89a", "GIF"), (b"II*\x00", "TIFF"),
                 (b"\x00\x00\x00\x0cJXL ", "JPEG XL")]
 
 
-def read_image_header(data):
+def read_image_header(data: bytes) -> tuple[str, int, int]:
     """``(format, height, width)`` of the encoded image ``data``: format ``"jpeg"``,
     ``"png"`` or ``"bmp"``. Raises ``ValueError`` saying what the bytes are instead."""
     if not data:
@@ -49,14 +49,14 @@ def read_image_header(data):
     raise ValueError(f"not an image (starts with {data[:8].hex(' ')})")
 
 
-def _png_size(data):
+def _png_size(data: bytes) -> tuple[int, int]:
     if len(data) < 24 or data[12:16] != b"IHDR":
         raise ValueError("a PNG image whose IHDR header is missing or cut off")
     width, height = struct.unpack(">II", data[16:24])
     return _checked(height, width, "PNG")
 
 
-def _check_png_chunks(data):
+def _check_png_chunks(data: bytes) -> None:
     """Walk the chunks to IEND, checking each one's CRC (as libpng does)."""
     i = len(_PNG_SIGNATURE)
     while i + 12 <= len(data):
@@ -75,7 +75,7 @@ def _check_png_chunks(data):
     raise ValueError(f"a PNG image cut off at byte {len(data)} (no IEND chunk)")
 
 
-def _jpeg_size(data):
+def _jpeg_size(data: bytes) -> tuple[int, int]:
     """Walk the JPEG segments to the frame header (SOFn), then check the end-of-image
     marker follows the first scan (entropy-coded data never holds one)."""
     i = 2
@@ -97,7 +97,8 @@ def _jpeg_size(data):
             raise ValueError(f"a {_JPEG_OTHER_FRAMES[marker]} JPEG (SOF{marker - 0xC0}), "
                              "which TensorFlow does not decode")
         if marker in _JPEG_FRAMES and i + 9 <= len(data):
-            size = _checked(*struct.unpack(">HH", data[i + 5:i + 9]), "JPEG")
+            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            size = _checked(height, width, "JPEG")
         i += 2 + length
     if size is None:
         raise ValueError("a JPEG image without a frame header (cut off?)")
@@ -107,7 +108,7 @@ def _jpeg_size(data):
     return size
 
 
-def _bmp_size(data):
+def _bmp_size(data: bytes) -> tuple[int, int]:
     if len(data) < 26:
         raise ValueError("a BMP image whose header is cut off")
     (header_size,) = struct.unpack("<I", data[14:18])
@@ -136,13 +137,13 @@ def _bmp_size(data):
     return height, width
 
 
-def _grey_palette(palette):
+def _grey_palette(palette: bytes) -> bool:
     """Whether a BMP palette (4 bytes per colour, B G R first) maps each index to the
     grey level of the same value."""
     return all(palette[i * 4:i * 4 + 3] == bytes([i, i, i]) for i in range(len(palette) // 4))
 
 
-def _checked(height, width, name):
+def _checked(height: int, width: int, name: str) -> tuple[int, int]:
     if height <= 0 or width <= 0:
         raise ValueError(f"a {name} image of {width}x{height} pixels")
     return height, width
