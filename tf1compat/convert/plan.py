@@ -15,7 +15,8 @@ import json
 import marshal
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import cloudpickle
 
@@ -26,7 +27,7 @@ from tf1compat.records.tfrecord import TFRecordWriter
 _RESULT_SUFFIX = ".result.json"
 
 
-def shard_names(prefix, num_shards, separator="-"):
+def shard_names(prefix: str, num_shards: int, separator: str = "-") -> list[str]:
     """The file names of ``num_shards`` shards: ``PREFIX-00000-of-00004.tfrecord`` ...
     (``separator="_"``: slim's ``PREFIX_00000-of-00004.tfrecord``)."""
     return [f"{prefix}{separator}{i:05d}-of-{num_shards:05d}.tfrecord"
@@ -40,7 +41,7 @@ class SkippedInput:
     reference: str
     reason: str
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.reference} ({self.reason})"
 
 
@@ -56,14 +57,14 @@ class ShardTask:
     """
 
     name: str
-    inputs: tuple
-    to_records: Callable
+    inputs: Sequence[Any]
+    to_records: Callable[[Sequence[Any]], Iterable[bytes | SkippedInput]]
     part: int = 0
     num_parts: int = 1
     compression: str | None = None
 
     @property
-    def file_name(self):
+    def file_name(self) -> str:
         """The name this task writes in the staging folder."""
         if self.num_parts == 1:
             return self.name
@@ -76,9 +77,9 @@ class Plan:
     them (``{name: text}``, e.g. ``labels.txt``) and ``stale``, glob patterns of earlier
     outputs in the output folder that this one replaces (removed at the commit)."""
 
-    tasks: list
-    extra_files: dict = dataclasses.field(default_factory=dict)
-    stale: tuple = ()
+    tasks: list[ShardTask]
+    extra_files: dict[str, str] = dataclasses.field(default_factory=dict)
+    stale: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,10 +90,12 @@ class ShardResult:
     file_name: str
     records: int
     size_bytes: int
-    skipped: tuple = ()
+    skipped: tuple[SkippedInput, ...] = ()
 
 
-def build_tasks(name, inputs, to_records, *, max_part_inputs, compression=None):
+def build_tasks(name: str, inputs: Sequence[Any],
+                to_records: Callable[[Sequence[Any]], Iterable[bytes | SkippedInput]], *,
+                max_part_inputs: int, compression: str | None = None) -> list[ShardTask]:
     """The tasks writing ``inputs`` (a sequence that slices: tuple, list, range) into
     shard ``name``: parts of at most ``max_part_inputs`` inputs (one part for a
     compressed shard, whose stream cannot be concatenated into the same bytes)."""
@@ -102,7 +105,8 @@ def build_tasks(name, inputs, to_records, *, max_part_inputs, compression=None):
                       compression) for part, start in enumerate(starts)]
 
 
-def write_shard(task, directory, progress=None):
+def write_shard(task: ShardTask, directory: str,
+                progress: Callable[[int], object] | None = None) -> ShardResult:
     """Write ``task``'s records to ``directory/task.file_name`` (a temporary name first,
     renamed when complete; for a URL ``directory``, a local temporary file uploaded as
     one object) and record the result beside it; returns the ShardResult.
@@ -126,7 +130,8 @@ def write_shard(task, directory, progress=None):
     return result
 
 
-def _write_records(task, directory, progress):
+def _write_records(task: ShardTask, directory: str,
+                   progress: Callable[[int], object] | None) -> ShardResult:
     """Write ``task``'s records to the local ``directory``; its ShardResult."""
     path = os.path.join(directory, task.file_name)
     skipped = []
@@ -147,26 +152,27 @@ def _write_records(task, directory, progress):
     return ShardResult(task.file_name, writer.count, os.path.getsize(path), tuple(skipped))
 
 
-def _add_task_context(error, task, done):
+def _add_task_context(error: Exception, task: ShardTask, done: int) -> None:
     """Give ``error`` the task and the input it was on (see :func:`write_shard`)."""
     if getattr(error, "task", None) is not None:
         return                                  # a nested write_shard said it first
     reference = task.inputs[done] if done < len(task.inputs) else None
-    error.task, error.input_index, error.input = task.file_name, done, reference
+    error.task, error.input_index, error.input = (  # type: ignore[attr-defined]  # any error
+        task.file_name, done, reference)
     where = (f"input {done} of {len(task.inputs)} ({_short_repr(reference)})"
              if reference is not None else f"after its {len(task.inputs)} inputs")
     if hasattr(error, "add_note"):              # Python 3.11+: shown in tracebacks
         error.add_note(f"while writing shard task {task.file_name}, {where}")
 
 
-def save_result(directory, result):
+def save_result(directory: str, result: ShardResult) -> None:
     """Record ``result`` beside its file in ``directory``: the task is complete."""
     write_json(_fs.join(directory, result.file_name + _RESULT_SUFFIX), {
         "records": result.records, "size_bytes": result.size_bytes,
         "skipped": [[s.reference, s.reason] for s in result.skipped]})
 
 
-def read_result(directory, task):
+def read_result(directory: str, task: ShardTask) -> ShardResult | None:
     """The task's ShardResult if it completed in ``directory`` (its file, or the shard
     its parts were concatenated into, is still there), else None."""
     path = _fs.join(directory, task.file_name)
@@ -181,7 +187,7 @@ def read_result(directory, task):
                        tuple(SkippedInput(*s) for s in data["skipped"]))
 
 
-def write_json(path, data):
+def write_json(path: str, data: object) -> None:
     """Write ``data`` as JSON to ``path`` atomically (a URL: as one object)."""
     if _fs.is_url(path):
         fs, inner = _fs.filesystem(path)
@@ -191,7 +197,7 @@ def write_json(path, data):
         json.dump(data, f)
 
 
-def plan_key(*parts):
+def plan_key(*parts: object) -> str:
     """A hex digest identifying a plan: of ``parts`` (names, settings, the identity of
     the inputs) and, for functions among them, their code, so that an edited encode
     function is not mistaken for the one whose shards a killed run left. Parts that
@@ -209,6 +215,6 @@ def plan_key(*parts):
     return digest.hexdigest()
 
 
-def _short_repr(value, limit=80):
+def _short_repr(value: object, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -5,14 +5,19 @@ nothing. No TensorFlow here or in the workers.
 """
 
 import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from tf1compat._typing import PathArg
 from tf1compat.convert.local import LocalRunner
-from tf1compat.convert.plan import Plan
+from tf1compat.convert.plan import Plan, ShardResult, ShardTask
 from tf1compat.convert.staging import Staging
 from tf1compat.errors import PipelineConfigError
 from tf1compat.records import _fs
 
 RUNNERS = ("local", "beam", "dask")
+# a runner: runs shard tasks into a staging folder, calling progress(n) as inputs are done
+Runner = Callable[[list[ShardTask], str, Callable[[int], object] | None], object]
 
 
 class BeamRunner:
@@ -25,7 +30,7 @@ class BeamRunner:
     Beam is imported when the runner is made (and the flags checked then), not before.
     """
 
-    def __init__(self, beam_options=None):
+    def __init__(self, beam_options: Sequence[str] | None = None) -> None:
         if isinstance(beam_options, str) or not all(
                 isinstance(flag, str) for flag in beam_options or ()):
             raise PipelineConfigError(
@@ -36,12 +41,14 @@ class BeamRunner:
         from tf1compat.convert import beam  # the optional extra, only when asked for
         beam.pipeline_options(self.beam_options)    # refused now, before any work
 
-    def __call__(self, tasks, directory, progress=None):
+    def __call__(self, tasks: list[ShardTask], directory: str,
+                 progress: Callable[[int], object] | None = None) -> None:
         from tf1compat.convert import beam
         beam.run_tasks(tasks, directory, self.beam_options)
 
 
-def build_runner(runner="local", workers=None, beam_options=None, scheduler=None):
+def build_runner(runner: str | Runner = "local", workers: int | None = None,
+                 beam_options: Sequence[str] | None = None, scheduler: Any = None) -> Runner:
     """The runner for ``runner="local"`` (``workers`` processes, default all cores),
     ``"beam"`` (``beam_options``) or ``"dask"`` (``scheduler``: a ``distributed.Client``
     or an address, ``tcp://host:8786``); a runner object (any ``runner(tasks,
@@ -87,8 +94,11 @@ def build_runner(runner="local", workers=None, beam_options=None, scheduler=None
                               argument="runner", expected=list(RUNNERS))
 
 
-def write_shards(plan, output_dir, *, key, runner="local", workers=None, beam_options=None,
-                 scheduler=None, wait=False, quiet=False, what="a conversion", unit="rec"):
+def write_shards(plan: Plan | list[ShardTask] | Callable[[str], Plan | list[ShardTask] | None],
+                 output_dir: PathArg, *, key: str, runner: str | Runner = "local",
+                 workers: int | None = None, beam_options: Sequence[str] | None = None,
+                 scheduler: Any = None, wait: bool = False, quiet: bool = False,
+                 what: str = "a conversion", unit: str = "rec") -> list[ShardResult] | None:
     """Run a plan of shard tasks into ``output_dir``, all or nothing; returns the
     ShardResults in task order (None when the plan said there was nothing to do).
 
@@ -104,17 +114,19 @@ def write_shards(plan, output_dir, *, key, runner="local", workers=None, beam_op
     """
     runner = build_runner(runner, workers, beam_options, scheduler)
     output_dir = _fs.local_path(os.fspath(output_dir))
+    staging_class: type[Any] = Staging
     if _fs.is_url(output_dir):
-        from tf1compat.convert.objstore import ObjectStaging as staging_class
-    else:
-        staging_class = Staging
+        from tf1compat.convert.objstore import ObjectStaging
+        staging_class = ObjectStaging
     with staging_class(output_dir, key, wait=wait, what=what) as staging:
         if callable(plan):
-            plan = plan(staging.work_dir)
-            if plan is None:
+            made = plan(staging.work_dir)
+            if made is None:
                 return None
-        if not isinstance(plan, Plan):
-            plan = Plan(list(plan))
-        results = staging.write(plan.tasks, runner, desc=what, unit=unit, quiet=quiet)
-        staging.commit(plan.tasks, plan.extra_files, plan.stale)
+        else:
+            made = plan
+        whole = made if isinstance(made, Plan) else Plan(list(made))
+        results: list[ShardResult] = staging.write(whole.tasks, runner, desc=what, unit=unit,
+                                                   quiet=quiet)
+        staging.commit(whole.tasks, whole.extra_files, whole.stale)
     return results

@@ -7,10 +7,13 @@ import functools
 import os
 import tempfile
 import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from tf1compat import __version__
 from tf1compat._checks import check_callable, check_path, check_positive_int
+from tf1compat._typing import PathArg
 from tf1compat.convert.plan import (
     Plan,
     ShardResult,
@@ -20,7 +23,7 @@ from tf1compat.convert.plan import (
     save_result,
     shard_names,
 )
-from tf1compat.convert.runners import build_runner, write_shards
+from tf1compat.convert.runners import Runner, build_runner, write_shards
 from tf1compat.errors import PipelineConfigError, display_path
 from tf1compat.records import _fs
 from tf1compat.records.tfrecord import TFRecordWriter, _check_bytes, _compression_type
@@ -28,7 +31,7 @@ from tf1compat.records.tfrecord import TFRecordWriter, _check_bytes, _compressio
 _PART_ITEMS = 1024  # items per task (part of a shard)
 
 
-def shard_paths(output_pattern, num_shards):
+def shard_paths(output_pattern: PathArg, num_shards: int) -> list[str]:
     """File names of a sharded output: ``out/train.tfrecord`` (or ``out/train``) with 8
     shards gives ``out/train-00000-of-00008.tfrecord`` ... ``out/train-00007-of-00008.tfrecord``."""
     num_shards = check_positive_int("shard_paths", "num_shards", num_shards)
@@ -37,7 +40,8 @@ def shard_paths(output_pattern, num_shards):
     return shard_names(base.removesuffix(".tfrecord"), num_shards)
 
 
-def _encode_items(encode, path, first, step, items):
+def _encode_items(encode: Callable[[Any], bytes], path: str, first: int, step: int,
+                  items: Iterable[Any]) -> Iterator[bytes]:
     """A write_sharded task's records: ``encode`` of its items, which are items ``first``,
     ``first + step``, ... of the call, bound for shard ``path`` (named in errors)."""
     for i, item in enumerate(items):
@@ -46,8 +50,10 @@ def _encode_items(encode, path, first, step, items):
         yield record
 
 
-def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, compression=None,
-                  *, runner="local", scheduler=None):
+def write_sharded(items: Iterable[Any], output_pattern: PathArg, num_shards: int,
+                  workers: int | None = None, encode: Callable[[Any], bytes] | None = None,
+                  compression: str | None = None, *, runner: str | Runner = "local",
+                  scheduler: Any = None) -> list[str]:
     """Write items into ``num_shards`` TFRecord files; returns their paths (see shard_paths).
 
     Item ``i`` goes to shard ``i % num_shards``. ``encode`` turns an item into record
@@ -88,16 +94,19 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
         directory = os.path.dirname(os.path.abspath(paths[0]))
     what = f"write_sharded {names[0].replace('-00000-', '-*-')}"
     if encode is None:      # written here, from the one iterator; not resumed
-        write_shards(Plan([ShardTask(name, (), None) for name in names]), directory,
+        # the runner below writes the tasks itself: they have no to_records
+        tasks = [ShardTask(name, (), None) for name in names]  # type: ignore[arg-type]
+        write_shards(Plan(tasks), directory,
                      runner=_write_round_robin(items, paths, compression),
                      what=what, key=uuid.uuid4().hex)
         return paths
     if not isinstance(items, collections.abc.Sequence):
         items = list(items)
     tasks = []
+    unbound: Any = _encode_items    # each task gets its own partial of it below
     for shard, (name, path) in enumerate(zip(names, paths, strict=True)):
         done = 0    # items of the shard in its earlier parts
-        for task in build_tasks(name, items[shard::num_shards], _encode_items,
+        for task in build_tasks(name, items[shard::num_shards], unbound,
                                 max_part_inputs=_PART_ITEMS, compression=compression):
             tasks.append(replace(task, to_records=functools.partial(
                 _encode_items, encode, path, shard + done * num_shards, num_shards)))
@@ -107,7 +116,8 @@ def write_sharded(items, output_pattern, num_shards, workers=None, encode=None, 
     return paths
 
 
-def _resume_key(names, items, encode, compression, runner):
+def _resume_key(names: Sequence[str], items: Sequence[Any], encode: Callable[[Any], bytes],
+                compression: str, runner: Runner) -> str:
     """The plan key of a write_sharded call; for items that cannot be pickled (so can
     only be written in this process) a key of this run alone: it is not resumed."""
     try:
@@ -118,11 +128,13 @@ def _resume_key(names, items, encode, compression, runner):
         return uuid.uuid4().hex
 
 
-def _write_round_robin(records, paths, compression):
+def _write_round_robin(records: Iterable[Any], paths: Sequence[str],
+                       compression: str) -> Runner:
     """A runner writing ``records`` round-robin into the shards ``paths`` (one task each),
     in this process: the records come from one iterator. Into an object store they are
     written to local files first, each uploaded as one object."""
-    def run(tasks, directory, progress=None):
+    def run(tasks: list[ShardTask], directory: str,
+            progress: Callable[[int], object] | None = None) -> None:
         with contextlib.ExitStack() as stack:
             local = directory
             if _fs.is_url(directory):
