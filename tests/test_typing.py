@@ -21,7 +21,6 @@ NOT_TYPED_YET = {
     "tf1compat.cifar10._convert",
     "tf1compat.cifar10._readers",
     "tf1compat.convert.beam",
-    "tf1compat.convert.imagefolder._convert",
     "tf1compat.convert.imagefolder._split",
     "tf1compat.convert.local",
     "tf1compat.migrate.lowering",

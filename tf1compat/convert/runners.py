@@ -6,7 +6,7 @@ nothing. No TensorFlow here or in the workers.
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, overload
 
 from tf1compat._typing import PathArg
 from tf1compat.convert.local import LocalRunner
@@ -94,6 +94,18 @@ def build_runner(runner: str | Runner = "local", workers: int | None = None,
                               argument="runner", expected=list(RUNNERS))
 
 
+@overload
+def write_shards(plan: Plan | list[ShardTask], output_dir: PathArg, *, key: str,
+                 runner: str | Runner = ..., workers: int | None = ...,
+                 beam_options: Sequence[str] | None = ..., scheduler: Any = ...,
+                 wait: bool = ..., quiet: bool = ..., what: str = ...,
+                 unit: str = ...) -> list[ShardResult]: ...
+@overload
+def write_shards(plan: Callable[[str], Plan | list[ShardTask] | None], output_dir: PathArg, *,
+                 key: str, runner: str | Runner = ..., workers: int | None = ...,
+                 beam_options: Sequence[str] | None = ..., scheduler: Any = ...,
+                 wait: bool = ..., quiet: bool = ..., what: str = ...,
+                 unit: str = ...) -> list[ShardResult] | None: ...
 def write_shards(plan: Plan | list[ShardTask] | Callable[[str], Plan | list[ShardTask] | None],
                  output_dir: PathArg, *, key: str, runner: str | Runner = "local",
                  workers: int | None = None, beam_options: Sequence[str] | None = None,

@@ -8,13 +8,23 @@ import hashlib
 import math
 import os
 import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NoReturn
 
 from tf1compat import __version__
 from tf1compat._checks import check_choice, check_fraction, check_positive_int, check_seed
+from tf1compat._typing import PathArg
 from tf1compat.convert.imagefolder._headers import SUPPORTED, read_image_header
 from tf1compat.convert.labels import labels_file_text
-from tf1compat.convert.plan import Plan, SkippedInput, build_tasks, plan_key, shard_names
-from tf1compat.convert.runners import build_runner, write_shards
+from tf1compat.convert.plan import (
+    Plan,
+    ShardTask,
+    SkippedInput,
+    build_tasks,
+    plan_key,
+    shard_names,
+)
+from tf1compat.convert.runners import Runner, build_runner, write_shards
 from tf1compat.errors import ImageFormatError, PipelineConfigError
 from tf1compat.records import _fs
 from tf1compat.records.example import make_example
@@ -23,6 +33,8 @@ from tf1compat.records.tfrecord import ON_ERROR_CHOICES
 SPLITS = ("train", "validation")
 _SHARD_BYTES = 128 << 20    # num_shards=None: about this much image data per shard
 _PART_IMAGES = 512          # images per task (one fsync each)
+# a file to convert: (path relative to the source, label, size, version: mtime or ETag)
+_File = tuple[str, int, int, Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,14 +44,14 @@ class ImageFolderSummary:
 
     name: str
     output_dir: str
-    classes: tuple
-    counts: dict            # split -> number of images written
-    files: dict             # split -> output paths
-    skipped: tuple          # SkippedInput: file (relative to the source) and reason
+    classes: tuple[str, ...]
+    counts: dict[str, int]          # split -> number of images written
+    files: dict[str, list[str]]     # split -> output paths
+    skipped: tuple[SkippedInput, ...]   # file (relative to the source) and reason
     num_bytes: int
     seconds: float
 
-    def __str__(self):
+    def __str__(self) -> str:
         counts = ", ".join(f"{split} {n}" for split, n in self.counts.items())
         text = (f"{self.name} -> {self.output_dir}: {counts} images in "
                 f"{len(self.classes)} classes; wrote {self.num_bytes / 1e6:.1f} MB in "
@@ -50,19 +62,19 @@ class ImageFolderSummary:
         return text
 
 
-def _rank(seed, purpose, relative_path):
+def _rank(seed: int, purpose: str, relative_path: str) -> bytes:
     """A stable pseudo-random position of a file, the same on every machine and run."""
     return hashlib.sha256(f"{seed}\0{purpose}\0".encode() + os.fsencode(relative_path)).digest()
 
 
-def _location(path):
+def _location(path: PathArg) -> str:
     """A folder argument as used: an fsspec URL without its trailing slash, or an
     absolute local path (``file://`` URLs too)."""
     path = _fs.local_path(os.fspath(path))
     return path.rstrip("/") if _fs.is_url(path) else os.path.abspath(path)
 
 
-def _list_object_classes(source_url):
+def _list_object_classes(source_url: str) -> tuple[list[str], list[_File]]:
     """:func:`_list_classes` of a folder in an object store: ``[(relative path, label,
     size, version)]``, the version being the object's ETag (or modification time)."""
     fs, base = _fs.filesystem(source_url)
@@ -85,7 +97,7 @@ def _list_object_classes(source_url):
                      for relative, folder, size, version in found]
 
 
-def _list_classes(source_dir):
+def _list_classes(source_dir: str) -> tuple[list[str], list[_File]]:
     """``(classes, files)``: sorted class folder names and ``[(relative path, label,
     size, mtime_ns)]`` of the files in them (recursively; hidden names left out)."""
     if _fs.is_url(source_dir):
@@ -119,19 +131,21 @@ def _list_classes(source_dir):
     return classes, files
 
 
-def _raise(error):
+def _raise(error: OSError) -> None:
     """os.walk's onerror: a folder that cannot be listed stops the conversion."""
     raise error
 
 
-def _split(files, validation_fraction, seed):
+def _split(files: Sequence[_File], validation_fraction: float,
+           seed: int) -> dict[str, list[_File]]:
     """``{split: files}``: per class, the first ``round(n * fraction)`` files in a seeded
     order go to validation (stable: adding a file moves at most one other); each split
     then in its own seeded order."""
-    by_class = {}
+    by_class: dict[int, list[_File]] = {}
     for file in files:
         by_class.setdefault(file[1], []).append(file)
-    splits = {"train": [], "validation": []} if validation_fraction else {"train": []}
+    splits: dict[str, list[_File]] = (
+        {"train": [], "validation": []} if validation_fraction else {"train": []})
     for members in by_class.values():
         members.sort(key=lambda f: _rank(seed, "split", f[0]))
         count = math.floor(len(members) * validation_fraction + 0.5)
@@ -143,12 +157,12 @@ def _split(files, validation_fraction, seed):
     return splits
 
 
-def _shard_names(name, split, num_shards):
+def _shard_names(name: str, split: str, num_shards: int) -> list[str]:
     """slim's converters' names: ``flowers_train_00000-of-00005.tfrecord``."""
     return shard_names(f"{name}_{split}", num_shards, separator="_")
 
 
-def _stale_patterns(name):
+def _stale_patterns(name: str) -> tuple[str, ...]:
     """Glob patterns of earlier outputs of ``name`` (another shard count), also in the
     layout of earlier tf1compat versions (``NAME_SPLIT-00000-of-...``)."""
     prefix = glob.escape(name)
@@ -156,7 +170,8 @@ def _stale_patterns(name):
                  for separator in ("_", "-"))
 
 
-def _iter_examples(inputs, *, source_dir, on_error):
+def _iter_examples(inputs: Iterable[tuple[str, int]], *, source_dir: str,
+                   on_error: str) -> Iterator[bytes | SkippedInput]:
     """The serialized ``tf.train.Example`` of each ``(relative path, label)``; a file
     that is not a supported image raises ImageFormatError, or with ``on_error="skip"``
     is a SkippedInput. Runs in the workers."""
@@ -178,14 +193,15 @@ def _iter_examples(inputs, *, source_dir, on_error):
                             "image/width": width, "image/filename": os.fsencode(relative)})
 
 
-def _unreadable(path, error):
+def _unreadable(path: str, error: OSError) -> str:
     """Why the file at ``path`` cannot be read."""
     if os.path.islink(path) and not os.path.exists(path):
         return f"dangling symbolic link to {os.readlink(path)!r}"
     return error.strerror or str(error)
 
 
-def _make_plan(splits, name, num_shards, source_dir, on_error):
+def _make_plan(splits: dict[str, list[_File]], name: str, num_shards: int | None,
+               source_dir: str, on_error: str) -> tuple[list[ShardTask], dict[str, list[str]]]:
     """The shard tasks: each split cut into ``num_shards`` consecutive blocks (None: one
     per 128 MiB of images), each block into parts of 512 images."""
     to_records = functools.partial(_iter_examples, source_dir=source_dir, on_error=on_error)
@@ -200,9 +216,10 @@ def _make_plan(splits, name, num_shards, source_dir, on_error):
     return tasks, names
 
 
-def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shards, seed,
-                     on_error):
-    def refuse(argument, message, expected):
+def _check_arguments(source_dir: str, output_dir: str, name: object,
+                     validation_fraction: float, num_shards: int | None, seed: int,
+                     on_error: str) -> None:
+    def refuse(argument: str, message: str, expected: str) -> NoReturn:
         raise PipelineConfigError(f"{argument} {message}", argument=argument,
                                   expected=expected)
 
@@ -236,9 +253,11 @@ def _check_arguments(source_dir, output_dir, name, validation_fraction, num_shar
     check_choice(None, "on_error", on_error, ON_ERROR_CHOICES)
 
 
-def convert(source_dir, output_dir, *, name, validation_fraction=0.1, num_shards=None,
-            seed=0, runner="local", on_error="raise", workers=None, beam_options=None,
-            scheduler=None, wait=False, quiet=False):
+def convert(source_dir: PathArg, output_dir: PathArg, *, name: str,
+            validation_fraction: float = 0.1, num_shards: int | None = None, seed: int = 0,
+            runner: str | Runner = "local", on_error: str = "raise",
+            workers: int | None = None, beam_options: Sequence[str] | None = None,
+            scheduler: Any = None, wait: bool = False, quiet: bool = False) -> ImageFolderSummary:
     """Convert a folder of images, one subfolder per class, to slim's TFRecords.
     ``source_dir`` and ``output_dir`` are folders or fsspec URLs (``s3://bucket/photos``;
     the ``tf1compat[s3]`` extra).
