@@ -19,9 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # in a module in neither list)
 NOT_TYPED_YET = {
     "tf1compat.cifar10._convert",
-    "tf1compat.cifar10._readers",
     "tf1compat.convert.beam",
-    "tf1compat.convert.imagefolder._split",
     "tf1compat.convert.local",
     "tf1compat.migrate.lowering",
     "tf1compat.pipeline.session",

@@ -5,7 +5,10 @@ TensorFlow is imported when these functions are called.
 
 import glob
 import os
+from collections.abc import Sequence
+from typing import Any
 
+from tf1compat._typing import PathArg, Queue, Tensor
 from tf1compat.cifar10._convert import _first_example
 from tf1compat.cifar10._format import (
     _CIFAR10,
@@ -33,7 +36,7 @@ _ITEMS_TO_DESCRIPTIONS = {
 }
 
 
-def _split_files(split_name, dataset_dir, file_pattern):
+def _split_files(split_name: str, dataset_dir: PathArg, file_pattern: str | None) -> list[str]:
     """The TFRecord files of a split, sorted: single file, shards, or a pattern."""
     dataset_dir = os.fspath(dataset_dir)
     if file_pattern is not None:
@@ -60,7 +63,8 @@ def _split_files(split_name, dataset_dir, file_pattern):
         argument="dataset_dir", path=dataset_dir, expected=candidates)
 
 
-def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
+def get_split(split_name: str, dataset_dir: PathArg, file_pattern: str | None = None,
+              reader: type | None = None) -> Any:
     """The slim ``Dataset`` of a converted split, as slim's ``datasets/cifar10.py``.
 
     Reads ``cifar10_<split>.tfrecord`` or its shards (or the files matching
@@ -83,7 +87,8 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
             argument="split_name", expected=sorted(SPLITS_TO_SIZES))
     files = _split_files(split_name, dataset_dir, file_pattern)
     counts = [count_records(f) for f in files]
-    first = next((_first_example(f) for f, count in zip(files, counts, strict=True) if count), {})
+    first: dict[str, Any] = next(
+        (_first_example(f) for f, count in zip(files, counts, strict=True) if count), {})
     variant = _CIFAR100 if "image/coarse_label" in first else _CIFAR10
     label_keys = (*variant.extra_label_keys, "image/class/label")
     keys_to_features = {
@@ -110,7 +115,7 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
 
 # -------------------------------------------------------------- tutorial inputs
 
-def _tutorial_files(data_dir, names):
+def _tutorial_files(data_dir: PathArg, names: Sequence[str]) -> tuple[list[str], int]:
     """Paths of binary batch files in ``data_dir`` (or its cifar-10-batches-bin/),
     checked, and their total number of records."""
     data_dir = os.fspath(data_dir)
@@ -125,7 +130,7 @@ def _tutorial_files(data_dir, names):
     return paths, sum(_record_count(p, 1) for p in paths)
 
 
-def _read_cifar10(filename_queue):
+def _read_cifar10(filename_queue: Queue) -> tuple[Tensor, Tensor]:
     """One ``(uint8 image [32, 32, 3], int32 label [1])`` from a queue of batch files."""
     from tf1compat._tf import tf
     from tf1compat.pipeline import queues
@@ -137,11 +142,12 @@ def _read_cifar10(filename_queue):
     return image, label
 
 
-def _op_seed(seed, offset):
+def _op_seed(seed: int | None, offset: int) -> int | None:
     return None if seed is None else seed + offset
 
 
-def inputs(eval_data, data_dir, batch_size, *, num_epochs=None, num_threads=1):
+def inputs(eval_data: bool, data_dir: PathArg, batch_size: int, *, num_epochs: int | None = None,
+           num_threads: int = 1) -> tuple[Tensor, Tensor]:
     """The tutorial's evaluation input: ``(images, labels)`` batch tensors.
 
     Reads ``test_batch.bin`` (``eval_data`` true) or ``data_batch_1..5.bin``
@@ -167,8 +173,8 @@ def inputs(eval_data, data_dir, batch_size, *, num_epochs=None, num_threads=1):
     return images, tf.reshape(labels, [-1 if num_epochs else batch_size])
 
 
-def distorted_inputs(data_dir, batch_size, *, min_after_dequeue=None, num_threads=16,
-                     seed=None):
+def distorted_inputs(data_dir: PathArg, batch_size: int, *, min_after_dequeue: int | None = None,
+                     num_threads: int = 16, seed: int | None = None) -> tuple[Tensor, Tensor]:
     """The tutorial's training input: ``(images, labels)`` shuffled, augmented batches.
 
     Reads ``data_batch_1..5.bin`` from ``data_dir`` (the folder or its parent)

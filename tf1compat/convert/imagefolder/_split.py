@@ -3,7 +3,9 @@
 
 import glob
 import os
+from typing import Any
 
+from tf1compat._typing import PathArg
 from tf1compat.convert.imagefolder._convert import SPLITS
 from tf1compat.convert.labels import read_labels_file
 from tf1compat.errors import PipelineConfigError
@@ -20,7 +22,8 @@ _ITEMS_TO_DESCRIPTIONS = {
 _FILE_PATTERN = "*_%s_*-of-*.tfrecord"      # the converter's shards, of any NAME
 
 
-def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
+def get_split(split_name: str, dataset_dir: PathArg, file_pattern: str | None = None,
+              reader: type | None = None) -> Any:
     """The slim ``Dataset`` of a converted split, with the signature of slim's
     ``datasets/flowers.py`` ``get_split``.
 
@@ -68,7 +71,7 @@ def get_split(split_name, dataset_dir, file_pattern=None, reader=None):
         num_classes=len(labels_to_names), labels_to_names=labels_to_names)
 
 
-def _split_files(split_name, dataset_dir, file_pattern):
+def _split_files(split_name: str, dataset_dir: str, file_pattern: str | None) -> list[str]:
     """The sorted files of a split; an error naming what was looked for when there are
     none, or when the default pattern finds the shards of several names."""
     pattern = file_pattern or _FILE_PATTERN
