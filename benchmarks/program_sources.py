@@ -13,16 +13,19 @@ after the warm-up, and its peak resident memory (``VmHWM``).
 _REPORT = '''
 
 def report(step_times, warmup_steps):
-  """Print the loop's timing and peak memory as one ``BENCH {json}`` line."""
+  """Print the loop's timing (``step_times``: the wall-clock and CPU times after each
+  step), CPU time and peak memory as one ``BENCH {json}`` line."""
   peak_mb = None
   with open("/proc/self/status") as status:
     for line in status:
       if line.startswith("VmHWM:"):
         peak_mb = int(line.split()[1]) / 1024.0
   print("BENCH " + json.dumps({
-      "first_batch_time": step_times[0],
+      "first_batch_time": step_times[0][0],
+      "first_batch_cpu_s": step_times[0][1],
       "timed_steps": len(step_times) - warmup_steps,
-      "timed_seconds": step_times[-1] - step_times[warmup_steps - 1],
+      "timed_seconds": step_times[-1][0] - step_times[warmup_steps - 1][0],
+      "timed_cpu_s": step_times[-1][1] - step_times[warmup_steps - 1][1],
       "peak_rss_mb": peak_mb}))
 '''
 
@@ -42,7 +45,7 @@ _TF1_LOOP = '''
       step_times = []
       for _ in range(FLAGS.warmup_steps + FLAGS.max_steps):
         sess.run([images, labels, mean])
-        step_times.append(time.time())
+        step_times.append((time.time(), time.process_time()))
       coord.request_stop()
       coord.join(threads)
   report(step_times, FLAGS.warmup_steps)
@@ -161,7 +164,7 @@ def main():
   step_times = []
   for images, labels in dataset.take(args.warmup_steps + args.max_steps):
     tf.reduce_mean(images).numpy(), images.numpy(), labels.numpy()
-    step_times.append(time.time())
+    step_times.append((time.time(), time.process_time()))
   report(step_times, args.warmup_steps)
 
 
@@ -282,7 +285,7 @@ def main():
   for images, labels in train_inputs(args.data_dir, args.batch_size).take(
       args.warmup_steps + args.max_steps):
     tf.reduce_mean(images).numpy(), images.numpy(), labels.numpy()
-    step_times.append(time.time())
+    step_times.append((time.time(), time.process_time()))
   report(step_times, args.warmup_steps)
 
 

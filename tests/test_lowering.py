@@ -668,21 +668,24 @@ def test_seeded_py_func_keeps_the_queue_values(tfrecords):
     np.testing.assert_array_equal(lowered, queued)
 
 
-def test_a_pipeline_read_outside_its_batching_call_stays_on_queues(tfrecords):
+def test_a_pipeline_read_outside_its_batching_call_has_its_runners_set_aside(tfrecords):
+    """Its queues stay in the graph for what else reads them (run mode starts their
+    runners for such a run); start_queue_runners finds none of them."""
     from tf1compat.migrate.lowering import replace_with_tf_data
-    from tf1compat.pipeline.graph_model.index import graph_notes
+    from tf1compat.pipeline.graph_model.index import graph_index, set_aside_runners
 
     with tc.legacy_graph() as graph:
         key, example = parsed(tfrecords)
         row = tf.strings.length(key, name="row_key_length")    # reads a record, if run
-        batch = tc.batch(example, 4)
-        with pytest.raises(LoweringError, match="cannot lower op 'row_key_length' "
-                           r"\(StringLength\) .* uses 'ReaderReadV2' \(ReaderReadV2\) "
-                           "outside the batching call") as caught:
-            replace_with_tf_data(batch)
-        assert caught.value.op == row.op.name
-        assert len(graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS)) == 2   # still queues
-        assert graph_notes(graph).queues_lowered == set()
+        batch = replace_with_tf_data(tc.batch(example, 4))
+        assert batch["x"].op.type == "IteratorGetNext"
+        assert graph.get_collection(v1.GraphKeys.QUEUE_RUNNERS) == []
+        index = graph_index(graph)
+        assert sorted(index.set_aside) == sorted(index.notes.queues_lowered) == [
+            "batch/fifo_queue", "input_producer"]
+        assert [r.queue.name for r in set_aside_runners(graph)] == [
+            "input_producer", "batch/fifo_queue"]
+        assert index.upstream([row])[1] == {"input_producer"}
 
 
 # ------------------------------------------------------------ compare and arguments

@@ -194,29 +194,21 @@ class QueueRunnersNotStartedError(Tf1CompatError, RuntimeError):
     """``sess.run`` waited on queues whose queue runners were never started.
 
     Attributes: ``queues`` (names of the queues waited on), ``grace_period``
-    (seconds waited), ``replaced`` (those of them that ``tf1compat run --tf-data``
-    moved to tf.data with the batching call reading them).
+    (seconds waited).
     """
 
-    def __init__(self, queues: Iterable[str], grace_period: float,
-                 replaced: Iterable[str] = ()) -> None:
-        queues, replaced = tuple(queues), tuple(replaced)
+    def __init__(self, queues: Iterable[str], grace_period: float) -> None:
+        queues = tuple(queues)
         names = ", ".join(repr(q) for q in queues)
-        if replaced:
-            why = (f"; `tf1compat run --tf-data` moved {', '.join(map(repr, replaced))} to "
-                   "tf.data with the batching call reading it, and this run reads it outside "
-                   "that call (e.g. fetches a reader's output as well as the batch), so "
-                   "nothing will ever fill it. Run the program without --tf-data")
-        else:
-            why = (", whose queue runners were never started for this session, so nothing "
-                   "will ever fill it. Start them after creating the session: `coord = "
-                   "tf.train.Coordinator(); threads = tf.train.start_queue_runners(sess=sess, "
-                   "coord=coord)` (tf.train.MonitoredTrainingSession, Supervisor and "
-                   "slim.learning.train start them for you)")
-        super().__init__(f"sess.run waited {grace_period:g} s on queue {names}{why}")
-        self.queues = tuple(queues)
+        super().__init__(
+            f"sess.run waited {grace_period:g} s on queue {names}, whose queue runners were "
+            "never started for this session, so nothing will ever fill it. Start them after "
+            "creating the session: `coord = tf.train.Coordinator(); threads = "
+            "tf.train.start_queue_runners(sess=sess, coord=coord)` "
+            "(tf.train.MonitoredTrainingSession, Supervisor and slim.learning.train start "
+            "them for you)")
+        self.queues = queues
         self.grace_period = grace_period
-        self.replaced = tuple(replaced)
 
 
 class DataServiceError(Tf1CompatError, ConnectionError):

@@ -21,6 +21,14 @@ that reach the program naming file, record and offset, and no silent hang.
   insufficient elements", and stop a ``run`` waiting on queues whose runners were
   never started with :class:`~tf1compat.errors.QueueRunnersNotStartedError` after
   its ``grace_period`` seconds (``inf``: never, as TF1).
+* A pipeline moved to tf.data (:mod:`tf1compat.v1.tf_data_mode`) keeps its queues in
+  the graph, their runners set aside. A run of any session that reads those queues
+  all the same (a fetch of a per-example tensor, a per-example summary in
+  ``merge_all`` that a ``Supervisor``'s summary thread runs, a control dependency)
+  first starts their runners in that session, once, under a coordinator of the
+  session's that stops with it: such a run reads examples of its own, as it would on
+  queues, and never waits. An error of the tf.data pipeline names the damaged file,
+  record and offset as a runner's would.
 """
 
 import functools
@@ -35,7 +43,12 @@ from tf1compat.errors import QueueRunnersNotStartedError
 from tf1compat.migrate.lowering import queue_end_error
 from tf1compat.pipeline import queues
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import graph_index, graph_notes, queue_runners
+from tf1compat.pipeline.graph_model.index import (
+    graph_index,
+    graph_notes,
+    queue_runners,
+    set_aside_runners,
+)
 from tf1compat.pipeline.runner_errors import explain_runner_error
 
 __all__ = ["QUEUE_API", "BATCHING_NAMES", "QueueRuntime"]
@@ -113,7 +126,8 @@ class _StepThread:
 
 class _SessionState:
     """What run mode tracks per session: the runners started, their errors, the
-    coordinators of its runners, the thread that runs its main-thread steps."""
+    coordinators of its runners, the thread that runs its main-thread steps, the
+    queues moved to tf.data whose runners it started after all (and their threads)."""
 
     def __init__(self, on_interrupt):
         self.started = weakref.WeakSet()
@@ -121,6 +135,10 @@ class _SessionState:
         self.coordinators = []
         self.upstream = {}  # names of fetches and feeds -> queue names the fetches wait on
         self.steps = _StepThread(on_interrupt)
+        self.served = set()         # names of moved queues whose runners run in this session
+        self.serving = None         # their Coordinator
+        self.served_threads = []
+        self.lock = threading.Lock()
 
 
 # ------------------------------------------------------------------ queue runners
@@ -177,18 +195,37 @@ def _create_threads_reporting(original, runtime):
 
 def _run_answering_signals(original, runtime):
     def run(self, *args, **kwargs):
+        runtime.serve_moved_queues(self, *_fetches_and_feeds(args, kwargs))
         try:
             if threading.current_thread() is not threading.main_thread():
                 return original(self, *args, **kwargs)  # signals reach the main thread only
             runtime.interrupted = False  # the program goes on after an interrupted step
             return runtime.state(self).steps.call(original, self, *args, **kwargs)
         except tf.errors.OutOfRangeError as end:
-            queue_end = queue_end_error(end, self.graph)  # --tf-data ends as the queue did
-            if queue_end is None:
+            explained = queue_end_error(end, self.graph)  # --tf-data ends as the queue did
+            if explained is None:
                 raise
-        raise queue_end
+        except tf.errors.OpError as error:
+            explained = _moved_pipeline_error(error, self.graph)
+            if explained is None:
+                raise
+        raise explained
 
     return run
+
+
+def _moved_pipeline_error(error, graph):
+    """``error`` of the tf.data pipeline of a batching call moved to tf.data, explained
+    as a runner's (the damaged file, record and offset); None for another error."""
+    op = error.op
+    if op is None or op.graph is not graph or op.type not in op_types.ITERATOR_OUTPUTS:
+        return None
+    dequeue = graph_notes(graph).dequeues_replaced.get(op_types.iterator_of(op).op.name)
+    if dequeue is None:
+        return None
+    return explain_runner_error(
+        error, graph, failed=f"the tf.data pipeline replacing queue "
+        f"'{op_types.queue_handle(graph.get_operation_by_name(dequeue)).op.name}' failed")
 
 
 def _close_not_waiting_when_interrupted(original, runtime):
@@ -196,6 +233,7 @@ def _close_not_waiting_when_interrupted(original, runtime):
         # its step thread ends now, not when the session is collected: a coordinator's
         # error (its traceback's frames) can keep the session alive for good
         runtime.stop_steps(self)
+        runtime.stop_serving(self)
         if not runtime.interrupted:
             return original(self)
         # The interrupted step (a py_func that sleeps, a reader's open) may keep
@@ -228,9 +266,19 @@ def _defining_class(name):
 
 # ----------------------------------------------------------------------- sessions
 
+def _leaves(values):
+    """The leaves of ``Session.run``'s fetches or feeds: dict values (their keys may be
+    anything: ``MonitoredSession`` keys them by hook), list and tuple items."""
+    if isinstance(values, dict):
+        return [leaf for value in values.values() for leaf in _leaves(value)]
+    if isinstance(values, (list, tuple)):
+        return [leaf for value in values for leaf in _leaves(value)]
+    return [values]
+
+
 def _graph_elements(graph, values):
     elements = []
-    for value in tf.nest.flatten(values):
+    for value in _leaves(values):
         if isinstance(value, tf.SparseTensor):
             elements.extend((value.indices, value.values, value.dense_shape))
             continue
@@ -251,21 +299,37 @@ def _element_names(graph, values):
     return tuple(getattr(element, "name", None) for element in _graph_elements(graph, values))
 
 
-def _queues_never_fed(state, session, fetches, feed_dict):
-    """The queues this run would wait on whose queue runners were never started
-    in ``session``, or went to tf.data (empty in the usual case, cheaply)."""
-    idle = {op_types.runner_queue_name(runner) for runner in queue_runners(session.graph)
-            if runner not in state.started}
-    idle |= graph_notes(session.graph).queues_lowered
-    if not idle:
-        return ()
+def _waited_on(state, session, fetches, feed_dict):
+    """The names of the queues the run of ``fetches`` waits on (remembered per fetches)."""
     key = (_element_names(session.graph, fetches),
            _element_names(session.graph, list(feed_dict or ())))
-    if key not in state.upstream:
-        if len(state.upstream) >= _UPSTREAM_CACHE_SIZE:
-            state.upstream.clear()
-        state.upstream[key] = _upstream_queues(session.graph, fetches, feed_dict)
-    return sorted(state.upstream[key] & idle)
+    with state.lock:
+        waited = state.upstream.get(key)
+    if waited is None:
+        waited = _upstream_queues(session.graph, fetches, feed_dict)
+        with state.lock:
+            if len(state.upstream) >= _UPSTREAM_CACHE_SIZE:
+                state.upstream.clear()
+            state.upstream[key] = waited
+    return waited
+
+
+def _queues_never_fed(state, session, fetches, feed_dict):
+    """The queues this run would wait on whose queue runners were never started
+    in ``session`` (empty in the usual case, cheaply); the queues moved to tf.data are
+    served (:meth:`QueueRuntime.serve_moved_queues`), not waited on."""
+    idle = {op_types.runner_queue_name(runner) for runner in queue_runners(session.graph)
+            if runner not in state.started}
+    if not idle:
+        return ()
+    return sorted(_waited_on(state, session, fetches, feed_dict) & idle)
+
+
+def _fetches_and_feeds(args, kwargs):
+    """``(fetches, feed_dict)`` of ``Session.run``'s arguments."""
+    fetches = args[0] if args else kwargs.get("fetches")
+    feed_dict = args[1] if len(args) > 1 else kwargs.get("feed_dict")
+    return fetches, feed_dict
 
 
 class _RunModeSession:
@@ -291,9 +355,7 @@ class _RunModeSession:
         except tf.errors.DeadlineExceededError:
             still_waiting = _queues_never_fed(state, self, fetches, feed_dict)
             if still_waiting:
-                lowered = graph_notes(self.graph).queues_lowered
-                raise QueueRunnersNotStartedError(
-                    still_waiting, grace, replaced=sorted(lowered & set(still_waiting))) from None
+                raise QueueRunnersNotStartedError(still_waiting, grace) from None
         # Another thread started the runners while this run waited: run it again.
         return self._run_reporting(fetches, feed_dict, options, run_metadata)
 
@@ -357,6 +419,42 @@ class QueueRuntime:
         if state is not None:
             state.steps.stop()
 
+    def serve_moved_queues(self, session, fetches, feed_dict):
+        """Before a run of ``session``: start, once per session, the runners set aside
+        of the queues moved to tf.data that the run reads (and of those they read), so
+        it gets examples instead of waiting. Cheap when nothing was moved."""
+        moved = graph_notes(session.graph).queues_lowered
+        if not moved:
+            return
+        state = self.state(session)
+        if moved <= state.served:
+            return
+        needed = (_waited_on(state, session, fetches, feed_dict) & moved) - state.served
+        if not needed:
+            return
+        with state.lock:
+            needed -= state.served
+            runners = [r for r in set_aside_runners(session.graph)
+                       if op_types.runner_queue_name(r) in needed]
+            if state.serving is None:
+                state.serving = v1.train.Coordinator()
+            state.served |= needed
+            for runner in runners:
+                state.served_threads += runner.create_threads(
+                    session, coord=state.serving, daemon=True, start=True)
+
+    def stop_serving(self, session, timeout=_CLOSE_WAIT_WHEN_INTERRUPTED):
+        """Stop the runners :meth:`serve_moved_queues` started in ``session`` (as it
+        closes): their queues are closed, their threads end."""
+        with self._lock:
+            state = self._states.get(session)
+        if state is None or state.serving is None:
+            return
+        state.serving.request_stop()
+        deadline = time.monotonic() + timeout
+        for thread in state.served_threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
     def _note_interrupt(self):
         self.interrupted = True
 
@@ -381,8 +479,9 @@ class QueueRuntime:
         with self._lock:
             sessions = list(self._states.items())
         for _, state in sessions:
-            for coordinator in state.coordinators:
-                coordinator.request_stop()
+            for coordinator in [*state.coordinators, state.serving]:
+                if coordinator is not None:
+                    coordinator.request_stop()
         closers = [threading.Thread(target=session.close, daemon=True,
                                     name="tf1compat-session-close")
                    for session, _ in sessions]

@@ -25,6 +25,7 @@ from tf1compat._tf import tf
 from tf1compat.errors import LoweringError, PipelineConfigError
 from tf1compat.migrate.lowering import replace_with_tf_data
 from tf1compat.pipeline.graph_model import op_types
+from tf1compat.pipeline.graph_model.index import graph_notes
 from tf1compat.v1 import queue_runtime
 
 __all__ = ["batch_on_tf_data", "drop_no_runners_notice", "TFDataFallbackWarning"]
@@ -75,6 +76,9 @@ class _Prefetched:
                 op = tensor.op
                 if op not in taken:
                     taken[op] = tf.raw_ops.IteratorGetNext(**op_types.next_element_arguments(op))
+                    notes = graph_notes(op.graph)   # it reads what the batching call's does
+                    if op.name in notes.fast_paths:
+                        notes.fast_paths[taken[op][0].op.name] = notes.fast_paths[op.name]
                 value = taken[op][tensor.value_index]
                 value.set_shape(tensor.shape)
                 return value

@@ -17,20 +17,21 @@ import concurrent.futures
 import typing
 
 from tf1compat._tf import tf, v1
-from tf1compat.errors import LoweringError
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
 from tf1compat.migrate.lowering.caching import plan_cache
 from tf1compat.migrate.lowering.distributed import build_distributed
 from tf1compat.migrate.lowering.graph_function import check_fetch
 from tf1compat.migrate.lowering.graph_reader import GraphReader
-from tf1compat.migrate.lowering.plan import Batch, Prefetch, Step
+from tf1compat.migrate.lowering.plan import Batch, Interleave, Prefetch, Read, RoundRobin, Step
 from tf1compat.pipeline.cache_budget import cache_budget
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import drop_queue_runners, graph_index, graph_notes
+from tf1compat.pipeline.graph_model.index import graph_notes, set_aside_queue_runners
+from tf1compat.pipeline.graph_model.notes import FastPathNote
 from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept
 
 __all__ = ["Lowering", "ReadPlan", "read_plan", "lower", "lower_to_tf_data",
-           "replace_with_tf_data", "describe_lowering", "is_graph_fetches", "queue_end_error"]
+           "replace_with_tf_data", "describe_lowering", "is_graph_fetches", "note_reading",
+           "queue_end_error"]
 
 
 def is_graph_fetches(value):
@@ -56,6 +57,13 @@ class Lowering:
         self.batched = batched
         self.queues = queues      # names of the queue ops the plan replaces
         self.cached, self.not_cached = cached, not_cached
+
+    @property
+    def compression(self):
+        """The compression of the TFRecord files the pipeline reads ("GZIP", "ZLIB"),
+        else None."""
+        return next((step.reading.compression for step in _steps(self.plan)
+                     if isinstance(step, Read) and step.reading.compression), None)
 
     @property
     def deterministic(self):
@@ -91,6 +99,17 @@ class Lowering:
 
     def __repr__(self):
         return f"<Lowering {self.describe()}>"
+
+
+def _steps(plan):
+    """Every step of ``plan``, those of interleaves' templates and joined branches too."""
+    for step in plan.chain():
+        yield step
+        if isinstance(step, Interleave):
+            yield from _steps(step.template)
+        elif isinstance(step, RoundRobin):
+            for branch in step.branches:
+                yield from _steps(branch)
 
 
 def _prefetched(plan):
@@ -168,30 +187,23 @@ def lower_to_tf_data(fetches, service=None, service_timeout=None, cache=None):
     return lower(fetches, cache=cache).to_tf_data(service, service_timeout)
 
 
-def _check_nothing_else_reads(flat):
-    """LoweringError naming an op outside the pipeline that uses what one of its readers
-    or dequeues takes: run, it would wait on a queue whose runners the lowering drops."""
-    ops, _ = graph_index(flat[0].graph).upstream(flat)
-    for op in ops:
-        if op.type in op_types.READS or op.type in op_types.DEQUEUES:
-            for consumer in (c for t in op.outputs for c in t.consumers() if c not in ops):
-                raise LoweringError(
-                    consumer.name, consumer.type, f"uses '{op.name}' ({op.type}) outside "
-                    "the batching call, so the queues it reads keep their runners")
-
-
 def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
-    ``get_next()`` in the fetches' structure (a list stays a list), and drops the
-    lowered queues' runners, so no thread runs them. The ops it adds leave the op-level
+    ``get_next()`` in the fetches' structure (a list stays a list), and sets the lowered
+    queues' runners aside
+    (:func:`~tf1compat.pipeline.graph_model.index.set_aside_queue_runners`), so
+    ``start_queue_runners`` starts no thread for them; the queues stay in the graph
+    for whatever else reads them (a per-example summary, a fetch of a reader's output),
+    whose runs start those runners (run mode does). The ops it adds leave the op-level
     seeds of the graph's later ops as they were
     (:func:`~tf1compat.pipeline.graph_model.op_seeds.op_seeds_kept`): a seeded program
     draws the same weights as on queues. The iterator is one-shot (the lowered dataset
     captures nothing): each session starts it on first use, whatever initializers the
     program runs; its end raises what the queue's would (:func:`queue_end_error`). The
-    graph's notes (``GraphNotes.queues_lowered``) name the queues replaced.
+    graph's notes name the queues replaced (``GraphNotes.queues_lowered``), the dequeue
+    the iterator replaced and the files its ``get_next`` reads (to say where a damaged
+    record is).
 
-    A pipeline that something else in the graph computes from raises LoweringError.
     ``service``: run it on that tf.data service (``grpc://HOST:PORT``), each wait for
     it bounded by ``service_timeout`` seconds; ``cache``: the in-memory cache's budget
     (see :func:`~tf1compat.to_tf_data`)."""
@@ -199,16 +211,27 @@ def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None
     graph = flat[0].graph
     with op_seeds_kept(graph):
         lowering = lower(fetches, cache=cache)
-        _check_nothing_else_reads(flat)
         with graph.as_default(), tf.name_scope("tf_data"):
             values = tf.nest.flatten(
                 v1.data.make_one_shot_iterator(lowering.build(service, service_timeout)).get_next())
     for fetch, value in zip(flat, values, strict=True):
         value.set_shape(fetch.shape)
-    drop_queue_runners(graph, lowering.queues)
+    set_aside_queue_runners(graph, lowering.queues)
     iterator = op_types.iterator_of(values[0].op).op.name
     graph_notes(graph).dequeues_replaced[iterator] = flat[0].op.name
+    note_reading(values[0].op, lowering)
     return tf.nest.pack_sequence_as(fetches, values)   # a list stays a list (tf.data: tuples)
+
+
+def note_reading(get_next, lowering):
+    """Note in the graph what the iterator op ``get_next`` of ``lowering``'s dataset
+    reads: the files its producers queued and their compression, so an error in it
+    names the damaged record."""
+    notes = graph_notes(get_next.graph)
+    files = [name for queue in sorted(lowering.queues)
+             if (producer := notes.producers.get(queue)) is not None for name in producer.names]
+    notes.fast_paths[get_next.name] = FastPathNote(
+        tuple(files) if files else None, lowering.compression, lowering.describe())
 
 
 def queue_end_error(error, graph):

@@ -4,7 +4,11 @@ through them, and what tf1compat noted about the graph.
 :func:`graph_index` builds a :class:`GraphIndex` from the graph's queue runners as
 they are now (reading them is cheap; an index kept between calls would keep its graph
 alive). :func:`queue_runners` is the one place the runners' collection is read,
-:func:`drop_queue_runners` the one place it is changed.
+:func:`set_aside_queue_runners` the one place it is changed: the runners of queues
+moved to tf.data go to a collection of their own, which nothing starts from
+(``start_queue_runners``, ``Supervisor`` and ``MonitoredSession`` read
+``QUEUE_RUNNERS``); the walk upstream goes through them, and run mode starts them in
+a session when a run reads those queues after all.
 """
 
 from collections.abc import Iterable
@@ -16,7 +20,11 @@ from tf1compat.pipeline.graph_model.notes import graph_notes
 from tf1compat.pipeline.graph_model.structure import walk
 
 __all__ = ["GraphIndex", "graph_index", "graph_notes", "files_read", "queue_runners",
-           "drop_queue_runners", "read_ops"]
+           "set_aside_queue_runners", "set_aside_runners", "read_ops"]
+
+# A graph collection (the graph owns its runners; exported in a MetaGraph as the names
+# of their queues): the runners of the queues moved to tf.data.
+_SET_ASIDE = "tf1compat_set_aside_queue_runners"
 
 
 def files_read(read: Operation) -> tuple[str | bytes, ...] | None:
@@ -32,12 +40,21 @@ def queue_runners(graph: Graph) -> list[Any]:
     return runners
 
 
-def drop_queue_runners(graph: Graph, queues: Iterable[str]) -> None:
-    """Take the runners of the queues named ``queues`` out of ``graph``, which then
-    notes those queues as lowered (``GraphNotes.queues_lowered``)."""
+def set_aside_queue_runners(graph: Graph, queues: Iterable[str]) -> None:
+    """Move the runners of the queues named ``queues`` out of ``graph``'s
+    ``QUEUE_RUNNERS`` into its runners set aside (:func:`set_aside_runners`); the graph
+    then notes those queues as lowered (``GraphNotes.queues_lowered``)."""
     runners = graph.get_collection_ref(op_types.QUEUE_RUNNERS)
+    moved = [r for r in runners if op_types.runner_queue_name(r) in queues]
     runners[:] = [r for r in runners if op_types.runner_queue_name(r) not in queues]
+    graph.get_collection_ref(_SET_ASIDE).extend(moved)
     graph_notes(graph).queues_lowered.update(queues)
+
+
+def set_aside_runners(graph: Graph) -> list[Any]:
+    """The queue runners :func:`set_aside_queue_runners` took out of ``graph``, in order
+    (a MetaGraph imported again holds only their queues' names there: skipped)."""
+    return [r for r in graph.get_collection(_SET_ASIDE) if hasattr(r, "enqueue_ops")]
 
 
 def read_ops(graph: Graph) -> list[Operation]:
@@ -51,15 +68,19 @@ class GraphIndex:
 
     def __init__(self, graph: Graph) -> None:
         self.notes = graph_notes(graph)
-        self.runners: dict[str, list[Any]] = {}  # queue op name -> its QueueRunners
-        for runner in queue_runners(graph):
-            self.runners.setdefault(op_types.runner_queue_name(runner), []).append(runner)
+        # queue op name -> its QueueRunners; those of the queues moved to tf.data
+        self.runners = _by_queue(queue_runners(graph))
+        self.set_aside = _by_queue(set_aside_runners(graph))
 
     def enqueue_ops(self, queue_name: str | None = None) -> list[Operation]:
-        """The enqueue ops the queue runners of queue ``queue_name`` (of all queues) run."""
-        names = self.runners if queue_name is None else [queue_name]
-        return [op for name in names for runner in self.runners.get(name, ())
-                for op in runner.enqueue_ops]
+        """The enqueue ops the queue runners of queue ``queue_name`` (of all queues) run,
+        set aside or not."""
+        found: list[Operation] = []
+        for runners in (self.runners, self.set_aside):
+            names = runners if queue_name is None else [queue_name]
+            found += [op for name in names for runner in runners.get(name, ())
+                      for op in runner.enqueue_ops]
+        return found
 
     def upstream(self, tensors_or_ops: Iterable[Tensor | Operation],
                  fed: Iterable[Tensor] = ()) -> tuple[set[Operation], frozenset[str]]:
@@ -77,6 +98,13 @@ class GraphIndex:
             return following
         ops = walk((getattr(t, "op", t) for t in tensors_or_ops), expand)
         return set(ops), frozenset(queues)
+
+
+def _by_queue(runners: Iterable[Any]) -> dict[str, list[Any]]:
+    by_queue: dict[str, list[Any]] = {}
+    for runner in runners:
+        by_queue.setdefault(op_types.runner_queue_name(runner), []).append(runner)
+    return by_queue
 
 
 def graph_index(graph: Graph) -> GraphIndex:

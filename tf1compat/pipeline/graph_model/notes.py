@@ -38,7 +38,8 @@ class ProducerNote:
 
 @dataclasses.dataclass(frozen=True)
 class FastPathNote:
-    """What one fast path (its ``get_next`` op) reads, and whether it caches."""
+    """What one tf.data reading in the graph (its ``get_next`` op: a fast path's, or a
+    pipeline run mode moved to tf.data) reads, and whether it caches."""
 
     files: tuple[str | bytes, ...] | None  # None: not known while the graph was built
     compression: str | None                # "GZIP", "ZLIB" or None
@@ -52,9 +53,9 @@ class GraphNotes:
     producers: dict[str, ProducerNote] = dataclasses.field(default_factory=dict)
     """By queue op name: what the producer filling it queued."""
     fast_paths: dict[str, FastPathNote] = dataclasses.field(default_factory=dict)
-    """By the name of a fast path's ``get_next`` op."""
+    """By the name of a fast path's (or a lowered pipeline's) ``get_next`` op."""
     queues_lowered: set[str] = dataclasses.field(default_factory=set)
-    """Queue op names whose runners the lowering took (``replace_with_tf_data``)."""
+    """Queue op names whose runners the lowering set aside (``replace_with_tf_data``)."""
     dequeues_replaced: dict[str, str] = dataclasses.field(default_factory=dict)
     """By the name of a lowering's iterator op: the dequeue op its ``get_next`` replaced."""
 
