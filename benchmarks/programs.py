@@ -7,13 +7,15 @@ half of slim's ``train_image_classifier.py`` (``DatasetDataProvider`` with 4 rea
 over PNG TFRecords in slim's layout, preprocessing, ``tf.train.batch``,
 ``prefetch_queue``) -- each run as ``tf1compat run``, ``tf1compat run --tf-data``
 and as its hand-written TF2 tf.data port, every run in its own process. Each
-program times its own loop (``time.time()`` after every ``sess.run`` or batch) and
-prints it last with its ``VmHWM``; steps/s count the steps after a warm-up,
-start-up is from launching the process to the first batch. Start-up: ``tf1compat
-check`` on a generated 50-file TF1 project, and a trivial ``tf.compat.v1`` program
-under plain ``python`` and under ``tf1compat run`` (wall time to exit). Rounds are
-interleaved; the tables show medians and per-round ratios with their range. Writes
-``programs.md``, ``programs.json`` and ``programs.png`` to ``out_dir``.
+program times its own loop (``time.time()`` and the process's CPU time after every
+``sess.run`` or batch) and prints it last with its ``VmHWM``; steps/s count the
+steps after a warm-up, start-up is from launching the process to the first batch
+(and the CPU it took, which the machine's load does not change), CPU per step is
+over the timed steps. Start-up: ``tf1compat check`` on a generated 50-file TF1
+project, and a trivial ``tf.compat.v1`` program under plain ``python`` and under
+``tf1compat run`` (wall time to exit). Rounds are interleaved; the tables show
+medians and per-round ratios with their range. Writes ``programs.md``,
+``programs.json`` and ``programs.png`` to ``out_dir``.
 
 This process never imports TensorFlow: it writes the data and programs, then
 launches and waits.
@@ -147,7 +149,8 @@ def run_child(command, cwd, ok_codes=(0,), needs_report=False, timeout=CHILD_TIM
     try:
         report = json.loads(reports[-1])
         result.update(report, startup_s=report["first_batch_time"] - launched,
-                      steps_per_s=report["timed_steps"] / report["timed_seconds"])
+                      steps_per_s=report["timed_steps"] / report["timed_seconds"],
+                      step_cpu_ms=1000 * report["timed_cpu_s"] / report["timed_steps"])
     except (ValueError, KeyError, TypeError, ZeroDivisionError) as error:
         result["error"] = f"unreadable BENCH line {reports[-1][:80]!r}: {error!r}"
     return result
@@ -202,10 +205,12 @@ def _spread(values):
 
 
 def loop_table(results):
-    """The input loops' markdown table: steps/s, ratio to the port, start-up, memory."""
+    """The input loops' markdown table: steps/s, ratio to the port, start-up (wall and
+    CPU, and against the port's), CPU per step, memory."""
     lines = ["| program: how it runs | steps/s | images/s | ratio to the TF2 port "
-             "(rounds' range) | start-up to first batch s | peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "(rounds' range) | start-up to first batch s | start-up minus the port's s "
+             "| CPU to first batch s | CPU per step ms | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for program in PROGRAMS:
         port = results.get(f"{program}: {PORT}", [])
         for mode in MODES:
@@ -215,16 +220,20 @@ def loop_table(results):
             rounds = results[row]
             failed = next((r["error"] for r in rounds if "error" in r), None)
             if failed:
-                lines.append(f"| {row} | failed: {failed} | | | | |")
+                lines.append(f"| {row} | failed: {failed} | | | | | | | |")
                 continue
             steps = [r["steps_per_s"] for r in rounds]
-            ratios = [r["steps_per_s"] / p["steps_per_s"]
-                      for r, p in zip(rounds, port, strict=False) if "steps_per_s" in p]
+            paired = [(r, p) for r, p in zip(rounds, port, strict=False) if "steps_per_s" in p]
+            ratios = [r["steps_per_s"] / p["steps_per_s"] for r, p in paired]
+            later = [r["startup_s"] - p["startup_s"] for r, p in paired]
             lines.append(
                 f"| {row} | {statistics.median(steps):.1f} "
                 f"| {statistics.median(steps) * BATCH_SIZE:,.0f} "
                 f"| {_spread(ratios) if ratios else ''} "
                 f"| {_spread([r['startup_s'] for r in rounds])} "
+                f"| {_spread(later) if later else ''} "
+                f"| {_spread([r['first_batch_cpu_s'] for r in rounds])} "
+                f"| {_spread([r['step_cpu_ms'] for r in rounds])} "
                 f"| {max(r['peak_rss_mb'] for r in rounds):,.0f} |")
     return "\n".join(lines)
 
@@ -278,7 +287,9 @@ def run(quick=False, out_dir="bench-results", rows=None):
     loops = (f"Input loops: {settings['warmup_steps']} warm-up steps, then "
              f"{settings['max_steps']} timed steps of batch {BATCH_SIZE} (each fetches the "
              f"batch and its mean); median of {settings['rounds']} interleaved rounds, each "
-             "run in a fresh process. Ratio: per-round steps/s over the TF2 port's.")
+             "run in a fresh process. Ratio: per-round steps/s over the TF2 port's; start-up "
+             "minus the port's: per round. CPU: the process's (all threads), from its start "
+             "to the first batch, and per timed step.")
     starts = (f"Start-up: median of {settings['start_rounds']} interleaved rounds; "
               "the trivial program is the same file under both.")
     write_chart(results, os.path.join(out_dir, "programs.png"))

@@ -30,7 +30,7 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
     assert "reading.md" in capsys.readouterr().out
 
 
-def test_quick_epochs_bench_times_every_row_over_five_epochs(tmp_path, capsys):
+def test_quick_epochs_bench_times_every_row_over_its_epochs(tmp_path, capsys):
     assert bench(["--suite", "epochs", "--quick", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "epochs.md").read_text()
     assert table.startswith("`scripts/bench --suite epochs --quick` on ")
@@ -41,8 +41,15 @@ def test_quick_epochs_bench_times_every_row_over_five_epochs(tmp_path, capsys):
     for row in rows:
         assert f"| {row} |" in table
         # every row delivers every example of every epoch
-        assert results["summary"][row]["examples"] == 5 * epochs.QUICK["examples"]
+        summary = results["summary"][row]
+        assert summary["examples"] == epochs.QUICK["epochs"] * epochs.QUICK["examples"]
+        assert summary["cpu_seconds"] > 0
+        # the cache's gain: for the cached rows, over their uncached twins
+        assert (summary["cache_gain"] is None) == (row.endswith("no cache") or
+                                                   row.endswith(epochs.REFERENCE))
     assert results["summary"][epochs.REFERENCE]["vs_uncached"] == [1.0, 1.0, 1.0]
+    cached = results["summary"][epochs.CACHED_REFERENCE]
+    assert cached["cache_gain"] == cached["vs_uncached"]
     assert "epochs.md" in capsys.readouterr().out
 
 
@@ -170,12 +177,14 @@ def test_loop_ratios_are_per_round_against_the_port():
     from benchmarks import programs
     slim = "slim DatasetDataProvider + batch"
 
-    def rounds(*steps):
-        return [{"steps_per_s": s, "startup_s": 5.0, "peak_rss_mb": 600} for s in steps]
-    table = programs.loop_table({f"{slim}: tf1compat run": rounds(10, 30, 20),
-                                 f"{slim}: {programs.PORT}": rounds(20, 40, 80)})
-    assert f"| {slim}: tf1compat run | 20.0 | 2,560 | 0.50 (0.25-0.75) | 5.00 (5.00-5.00) | 600 |" \
-        in table
+    def rounds(steps, startups):
+        return [{"steps_per_s": s, "startup_s": t, "first_batch_cpu_s": t / 2,
+                 "step_cpu_ms": 1000 / s, "peak_rss_mb": 600}
+                for s, t in zip(steps, startups, strict=True)]
+    table = programs.loop_table({f"{slim}: tf1compat run": rounds((10, 30, 20), (5, 6, 7)),
+                                 f"{slim}: {programs.PORT}": rounds((20, 40, 80), (4, 6, 4))})
+    assert (f"| {slim}: tf1compat run | 20.0 | 2,560 | 0.50 (0.25-0.75) | 6.00 (5.00-7.00) "
+            "| 1.00 (0.00-3.00) | 3.00 (2.50-3.50) | 50.00 (33.33-100.00) | 600 |") in table
 
 
 @pytest.mark.timeout(60)

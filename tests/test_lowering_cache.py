@@ -344,6 +344,9 @@ def test_the_budget_counts_the_narrow_values(image_files):
         cached = lower(batch, cache=3000).cached
         assert cached is not None
         estimate = cached.cache.estimate
+        # within half the budget: kept whole, the bytes not counted
+        assert lower(batch, cache=2 * estimate).cached.cache.whole
+        assert not lower(batch, cache=2 * estimate - 1).cached.cache.whole
         assert sum(COUNTS) * (48 + 8) * 0.8 < estimate < sum(COUNTS) * 432
         plan = tc.describe_lowering(batch, cache=estimate - 1)
         datasets = with_and_without(batch, cache=estimate - 1)
@@ -491,6 +494,7 @@ def test_above_the_budget_while_filling_reads_uncached(tmp_path, batching):
         datasets = with_and_without(batch, cache=budget)
     got, expected = map(batches, datasets)
     assert "cache(2 files" in lowering.describe()
+    assert not lowering.cached.cache.whole   # compressed: the bytes are counted
     assert_same_batches(got, expected)
     ids = [int(i) for b in got for i in b["id"]]
     if batching == "batch":

@@ -13,6 +13,11 @@ than the budget). Every reading gives every chunk of its file once, in order: a
 reading of kept chunks that end early (a file cut at the budget, or kept by two
 readings at once) reads the rest from the file.
 
+:class:`KeptWhole` is the store without the counting, for rows known to fit: each
+file kept whole by its first reading, as it streams, for pipelines whose files are
+never read by two readings at once. It sets up fewer functions before the first
+element.
+
 A store lives as long as one iteration of the dataset built over it
 (:func:`per_iteration`): iterating again reads the files again. How its bytes are
 counted: :func:`row_bytes` (kept) and :func:`estimated_bytes` (before reading).
@@ -22,7 +27,7 @@ import os
 
 from tf1compat._tf import tf
 
-__all__ = ["KeptChunks", "MISSING_FILE", "per_iteration", "STRING_BYTES", "row_bytes",
+__all__ = ["KeptChunks", "KeptWhole", "MISSING_FILE", "per_iteration", "STRING_BYTES", "row_bytes",
            "estimated_bytes"]
 
 STRING_BYTES = 24                # what TensorFlow holds per string besides its characters
@@ -103,19 +108,11 @@ class KeptChunks:
                 return tf.identity(fit)
         return fits
 
-    def _index(self, filename):
-        """The position of ``filename`` in the files; fails with :data:`MISSING_FILE`
-        when it is not there."""
-        matches = tf.equal(self.files, filename)
-        found = tf.debugging.Assert(tf.reduce_any(matches), [MISSING_FILE])
-        with tf.control_dependencies([found]):
-            return tf.argmax(tf.cast(matches, tf.int64), output_type=tf.int64)
-
     def chunks(self, *name):
         """The chunks of the file ``name`` names (a file name, or ``(file name,
         *extra)``: its chunks are then ``(*extra, *columns)``): kept, or read."""
         filename, *extra = tf.nest.flatten(name)
-        index = self._index(filename)
+        index = _file_index(self.files, filename)
         at = index[None]
         status = self.status.lookup(at)[0]
         unread = tf.equal(status, _UNREAD)
@@ -153,13 +150,52 @@ class KeptChunks:
         chunks = kept.filter(counted).take(_count_if(from_store)).concatenate(
             tf.data.Dataset.range(1).take(_count_if(from_store)).flat_map(rest)).concatenate(
             read.take(_count_if(~from_store)))
-        if not extra:
-            return chunks
+        return _tagged(chunks, extra)
+
+
+class KeptWhole:
+    """The chunks of ``files`` (file names), each read by ``file_chunks(filename)``
+    (as for :class:`KeptChunks`), each file kept whole as its first reading streams,
+    its bytes not counted: for rows estimated well within the budget, and files never
+    read by two readings at once (one reader). Made inside a dataset function
+    (:func:`per_iteration`). A name outside ``files`` fails (:data:`MISSING_FILE`)."""
+
+    def __init__(self, files, file_chunks, specs):
+        self.files = tf.constant(files)
+        self.chunk_spec = tuple(specs)
 
         @tf.autograph.experimental.do_not_convert
-        def tagged(*columns):
-            return (*extra, *columns)
-        return chunks.map(tagged)
+        def kept(index):
+            return tf.data.experimental.to_variant(file_chunks(self.files[index]).cache())
+        self.kept = tf.map_fn(kept, tf.range(len(files), dtype=tf.int64),
+                              fn_output_signature=tf.TensorSpec([], tf.variant))
+
+    def chunks(self, *name):
+        """The chunks of the file ``name`` names (as :meth:`KeptChunks.chunks`)."""
+        filename, *extra = tf.nest.flatten(name)
+        chunks = tf.data.experimental.from_variant(
+            tf.gather(self.kept, _file_index(self.files, filename)), self.chunk_spec)
+        return _tagged(chunks, extra)
+
+
+def _file_index(files, filename):
+    """The position of ``filename`` in ``files``; fails with :data:`MISSING_FILE` when
+    it is not there."""
+    matches = tf.equal(files, filename)
+    found = tf.debugging.Assert(tf.reduce_any(matches), [MISSING_FILE])
+    with tf.control_dependencies([found]):
+        return tf.argmax(tf.cast(matches, tf.int64), output_type=tf.int64)
+
+
+def _tagged(chunks, extra):
+    """``chunks`` with ``extra`` tensors before each chunk's columns."""
+    if not extra:
+        return chunks
+
+    @tf.autograph.experimental.do_not_convert
+    def tagged(*columns):
+        return (*extra, *columns)
+    return chunks.map(tagged)
 
 
 def row_bytes(columns):

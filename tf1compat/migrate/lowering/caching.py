@@ -27,7 +27,9 @@ values have no fixed shape, and one estimated above the budget before reading
 its fixed-size values, and at most a record per string).
 While filling, the bytes held are counted; a file whose chunk would pass the
 budget is read again every epoch (the files kept before stay kept), with the same
-elements.
+elements. Rows estimated within half the budget, from uncompressed files each read
+by one reading at a time, are kept whole without counting (fewer functions to set
+up before the first element).
 """
 
 import copy
@@ -54,7 +56,7 @@ from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.structure import fixpoint, input_ops
 from tf1compat.pipeline.graph_model.varying import varying_ops
-from tf1compat.pipeline.kept_chunks import KeptChunks, estimated_bytes, per_iteration
+from tf1compat.pipeline.kept_chunks import KeptChunks, KeptWhole, estimated_bytes, per_iteration
 
 __all__ = ["CachedPipeline", "CachedRead", "FileCache", "OneFileReaders", "Rebatch", "plan_cache"]
 
@@ -188,13 +190,17 @@ def _inside_tf1_cond(order):
 class FileCache:
     """The cached rows of every file: ``fill`` is the chain (from an :class:`Element`
     file name) giving a file's rows in chunks of 256; ``specs`` the rows' components;
-    ``estimate`` the bytes expected before reading; ``store`` the
-    :class:`~tf1compat.pipeline.kept_chunks.KeptChunks` of the iteration
-    :class:`CachedPipeline` builds the plan in."""
+    ``estimate`` the bytes expected before reading; ``store`` the store of the
+    iteration :class:`CachedPipeline` builds the plan in: a
+    :class:`~tf1compat.pipeline.kept_chunks.KeptChunks`, which counts the bytes it
+    holds, or with ``whole`` (rows estimated within half the budget, each file read by
+    one reading at a time) a :class:`~tf1compat.pipeline.kept_chunks.KeptWhole`,
+    which sets up fewer functions."""
 
     def __init__(self, files, fill, specs, budget, estimate):
         self.files, self.fill, self.specs = files, fill, specs
         self.budget, self.estimate = budget, estimate
+        self.whole = False
         self.store = None
 
     def text(self):
@@ -209,9 +215,11 @@ class FileCache:
 
     def new_store(self):
         """A store for one iteration (inside a dataset function)."""
-        return KeptChunks(self.files, tf.autograph.experimental.do_not_convert(
-            self._file_chunks), [tf.TensorSpec([None, *spec.shape], spec.dtype)
-                                 for spec in self.specs], self.budget)
+        file_chunks = tf.autograph.experimental.do_not_convert(self._file_chunks)
+        specs = [tf.TensorSpec([None, *spec.shape], spec.dtype) for spec in self.specs]
+        if self.whole:
+            return KeptWhole(self.files, file_chunks, specs)
+        return KeptChunks(self.files, file_chunks, specs, self.budget)
 
 
 class CachedRead(Step):
@@ -526,4 +534,9 @@ def _cached_plan(plan, graph_def, budget):
             whole_files = CachedRead(cached_read.upstream, cache, whole_files=True)
             plan = _substitute(plan, cached_read, whole_files, chain, None)
             plan = _substitute(plan, batch, Rebatch(whole_files, batch), chain, None)
+    # Rows well within the budget (uncompressed files: their sizes give the rows),
+    # read by one reading at a time (no interleave of readers): each file kept whole,
+    # its bytes not counted.
+    cache.whole = (2 * estimate <= budget and point.read.reading.compression is None
+                   and not any(isinstance(step, Interleave) for step in plan.chain()))
     return CachedPipeline(plan, cache)
