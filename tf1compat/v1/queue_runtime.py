@@ -40,7 +40,7 @@ import weakref
 
 from tf1compat._tf import tf, v1
 from tf1compat.errors import QueueRunnersNotStartedError
-from tf1compat.migrate.lowering import queue_end_error
+from tf1compat.migrate.lowering import queue_end_error, replaced_dequeue
 from tf1compat.pipeline import queues
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import (
@@ -217,15 +217,12 @@ def _run_answering_signals(original, runtime):
 def _moved_pipeline_error(error, graph):
     """``error`` of the tf.data pipeline of a batching call moved to tf.data, explained
     as a runner's (the damaged file, record and offset); None for another error."""
-    op = error.op
-    if op is None or op.graph is not graph or op.type not in op_types.ITERATOR_OUTPUTS:
-        return None
-    dequeue = graph_notes(graph).dequeues_replaced.get(op_types.iterator_of(op).op.name)
+    dequeue = replaced_dequeue(error, graph)
     if dequeue is None:
         return None
     return explain_runner_error(
         error, graph, failed=f"the tf.data pipeline replacing queue "
-        f"'{op_types.queue_handle(graph.get_operation_by_name(dequeue)).op.name}' failed")
+        f"'{op_types.queue_handle(dequeue).op.name}' failed")
 
 
 def _close_not_waiting_when_interrupted(original, runtime):

@@ -31,7 +31,7 @@ from tf1compat.pipeline.graph_model.op_seeds import op_seeds_kept
 
 __all__ = ["Lowering", "ReadPlan", "read_plan", "lower", "lower_to_tf_data",
            "replace_with_tf_data", "describe_lowering", "is_graph_fetches", "note_reading",
-           "queue_end_error"]
+           "replaced_dequeue", "queue_end_error"]
 
 
 def is_graph_fetches(value):
@@ -234,19 +234,25 @@ def note_reading(get_next, lowering):
         tuple(files) if files else None, lowering.compression, lowering.describe())
 
 
+def replaced_dequeue(error, graph):
+    """The dequeue op of the batching call whose tf.data pipeline raised ``error`` (at
+    an iterator of ``graph`` that :func:`replace_with_tf_data` built), or None."""
+    op = error.op
+    if op is None or op.graph is not graph or op.type not in op_types.ITERATOR_OUTPUTS:
+        return None
+    dequeue = graph_notes(graph).dequeues_replaced.get(op_types.iterator_of(op).op.name)
+    return None if dequeue is None else graph.get_operation_by_name(dequeue)
+
+
 def queue_end_error(error, graph):
     """The OutOfRangeError the queue pipeline would raise at its end in place of
     ``error``, the end of an iterator of ``graph`` that :func:`replace_with_tf_data`
     built (None for any other error): the dequeue op of the batching call, and TF1's
     message naming its queue, e.g. ``FIFOQueue 'batch/fifo_queue' is closed and has
     insufficient elements (requested 32, current size 0)``."""
-    op = error.op
-    if op is None or op.graph is not graph or op.type not in op_types.ITERATOR_OUTPUTS:
-        return None
-    dequeue = graph_notes(graph).dequeues_replaced.get(op_types.iterator_of(op).op.name)
+    dequeue = replaced_dequeue(error, graph)
     if dequeue is None:
         return None
-    dequeue = graph.get_operation_by_name(dequeue)
     queue = op_types.queue_handle(dequeue).op
     requested = tf.get_static_value(op_types.batch_size_input(dequeue))
     # A short final batch was delivered (current size 0), or tf.data dropped it.
