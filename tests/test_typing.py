@@ -23,10 +23,8 @@ NOT_TYPED_YET = {
     "tf1compat.convert.local",
     "tf1compat.migrate.lowering",
     "tf1compat.pipeline.session",
-    "tf1compat.v1",
     "tf1compat.v1.program",
     "tf1compat.v1.run_mode",
-    "tf1compat.v1.settings",
 }
 
 

@@ -11,6 +11,7 @@ lists what it would not support.
 """
 
 import importlib
+from typing import Any
 
 # public name -> module that defines it, imported on first use (``tf1compat check``
 # imports tf1compat.v1.check without TensorFlow)
@@ -20,7 +21,7 @@ _LAZY_NAMES = {"RunMode": "run_mode", "RunSettings": "settings", "install": "pro
 __all__ = ["RunMode", "RunSettings", "install", "uninstall", "run_path", "run_module"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name not in _LAZY_NAMES:
         raise AttributeError(f"module 'tf1compat.v1' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"tf1compat.v1.{_LAZY_NAMES[name]}"), name)
@@ -28,5 +29,5 @@ def __getattr__(name):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(__all__)

@@ -16,6 +16,8 @@ adding its field here.
 
 import dataclasses
 import os
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from tf1compat._checks import (
     check_flag,
@@ -25,15 +27,17 @@ from tf1compat._checks import (
     check_seconds,
     check_service_address,
 )
+from tf1compat._typing import PathArg
 from tf1compat.errors import ArgumentTypeError
 from tf1compat.pipeline.cache_budget import cache_budget
 
 __all__ = ["RunSettings", "DEFAULT_GRACE_PERIOD", "run_settings"]
 
 DEFAULT_GRACE_PERIOD = 10.0
+_Value = TypeVar("_Value")
 
 
-def _check_roots(roots):
+def _check_roots(roots: object) -> tuple[str, ...]:
     """The folders and files of the program as a tuple of absolute paths, each existing."""
     checked = []
     for root in check_paths(None, "roots", roots):
@@ -46,15 +50,15 @@ def _check_roots(roots):
     return tuple(checked)
 
 
-def _seconds(value):
+def _seconds(value: object) -> float:
     return check_seconds(None, "grace_period", value, positive=True, allow_inf=True)
 
 
-def _optional(check):
+def _optional(check: Callable[[Any], _Value]) -> Callable[[Any], _Value | None]:
     return lambda value: None if value is None else check(value)
 
 
-def _number_or_text(text):
+def _number_or_text(text: str) -> float | str:
     """A flag's text as the number it reads as, else as it is (which its check refuses)."""
     try:
         return float(text)
@@ -62,7 +66,9 @@ def _number_or_text(text):
         return text
 
 
-def _setting(default, check, help_text=None, *, metavar=None, from_text=None, off_flag=None):
+def _setting(default: Any, check: Callable[[Any], Any], help_text: str | None = None, *,
+             metavar: str | None = None, from_text: Callable[[str], Any] | None = None,
+             off_flag: tuple[str, str] | None = None) -> Any:
     """A field of :class:`RunSettings`: ``check(value)`` gives its plain value or
     raises. Its ``tf1compat run`` flag: ``help_text`` (None: it has none), ``metavar``
     (None: a switch), ``from_text`` (what the flag's text becomes; None: the text);
@@ -115,7 +121,7 @@ class RunSettings:
         off_flag=("--no-cache", "with --tf-data: never keep a pipeline's parsed and decoded "
                                 "examples in memory between epochs (--cache-budget off)"))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             object.__setattr__(self, field.name,
                                field.metadata["check"](getattr(self, field.name)))
@@ -125,7 +131,8 @@ class RunSettings:
         if self.tf_data and self.cache_budget is None:
             object.__setattr__(self, "cache_budget", cache_budget(None))
 
-    def with_changes(self, *, roots=(), **changes):
+    def with_changes(self, *, roots: PathArg | bytes | Sequence[PathArg | bytes] = (),
+                     **changes: Any) -> "RunSettings":
         """These settings with ``roots`` added and the fields in ``changes`` replaced,
         checked as new ones are; a name that is not a setting is an
         :class:`~tf1compat.errors.ArgumentTypeError` listing the settings."""
@@ -134,11 +141,13 @@ class RunSettings:
             if name not in names:
                 raise ArgumentTypeError(f"{name!r} is not a run setting; the settings are "
                                         f"{', '.join(names)}", argument=name, expected=names)
-        return dataclasses.replace(self, roots=(*self.roots, *check_paths(None, "roots", roots)),
-                                   **changes)
+        added = cast(tuple[str, ...], check_paths(None, "roots", roots))  # __post_init__ makes str
+        return dataclasses.replace(self, roots=(*self.roots, *added), **changes)
 
 
-def run_settings(settings=None, roots=(), **options):
+def run_settings(settings: RunSettings | None = None,
+                 roots: PathArg | bytes | Sequence[PathArg | bytes] = (),
+                 **options: Any) -> RunSettings:
     """``settings`` (a :class:`RunSettings`; None: the defaults) with ``roots`` added and
     ``options`` changed: the settings of ``RunMode(...)``, ``install(...)``,
     ``run_path(...)`` and ``run_module(...)``, checked as :meth:`RunSettings.with_changes`
