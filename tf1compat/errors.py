@@ -211,6 +211,33 @@ class QueueRunnersNotStartedError(Tf1CompatError, RuntimeError):
         self.grace_period = grace_period
 
 
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with one character changed, added or left out."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    head = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                min(len(a), len(b)))
+    return a[head + (len(a) >= len(b)):] == b[head + (len(b) >= len(a)):]
+
+
+class UnknownProtocolError(Tf1CompatError, ValueError):
+    """A URL's protocol (``s4://``) is none that fsspec knows.
+
+    Attributes: ``url`` (as given), ``protocol``, ``known`` (fsspec's protocols).
+    """
+
+    def __init__(self, url: str, protocol: str, known: Iterable[str]) -> None:
+        known = list(known)
+        close = [name for name in known if _one_edit_apart(protocol, name)]
+        guess = f"did you mean {', '.join(f'{p}://' for p in close)}? " if close else ""
+        super().__init__(f"{url}: unknown protocol {protocol}://; {guess}expected a local "
+                         "path or a URL of a protocol fsspec knows (s3://, gs://, az://, "
+                         "memory://, ...: fsspec.available_protocols())")
+        self.url = url
+        self.protocol = protocol
+        self.known = known
+
+
 class DataServiceError(Tf1CompatError, ConnectionError):
     """A tf.data service dispatcher cannot be reached.
 

@@ -93,14 +93,6 @@ class ConversionSummary:
                 f"({self.image_format}); {action}")
 
 
-def _isfile(path):
-    """Whether ``path`` (a local path or a URL) is a file or object."""
-    if _fs.is_url(path):
-        fs, inner = _fs.filesystem(path)
-        return fs.isfile(inner)
-    return os.path.isfile(path)
-
-
 def _find_variant_folder(directory):
     """The folder holding the batch files: ``directory`` or its dataset subfolder."""
     for variant in _VARIANTS.values():
@@ -160,7 +152,7 @@ def _check_source(source):
 
 def _source_identity(source):
     """Name, size and modification time of the source files: part of the plan's key."""
-    if _isfile(source):
+    if _fs.isfile(source):
         paths = [source]
     else:
         variant, folder = _find_variant_folder(source)
@@ -168,7 +160,7 @@ def _source_identity(source):
                  for name in (*variant.file_names, *variant.label_files)]
     if _fs.is_url(source):      # an object's identity: its size and ETag (or mtime)
         identity = []
-        for path in filter(_isfile, paths):
+        for path in filter(_fs.isfile, paths):
             fs, inner = _fs.filesystem(path)
             info = fs.info(inner)
             identity.append((path, info["size"], str(
@@ -180,13 +172,13 @@ def _source_identity(source):
 
 def _open_source(source, staging):
     """``(variant, folder)`` of an extracted folder or a ``.tar.gz`` source."""
-    if _isfile(source):
+    if _fs.isfile(source):
         source = _extract_archive(source, staging)
     variant, folder = _find_variant_folder(source)
     for names in variant.splits.values():
         for name in names:
             path = _fs.join(folder, name)
-            if not _isfile(path):
+            if not _fs.isfile(path):
                 expected = list(variant.file_names)
                 raise CifarFormatError(
                     f"{folder}: missing {name}; a {variant.name} binary folder has {expected}",
@@ -258,7 +250,7 @@ def _label_names(variant, folder):
     result = []
     for names_file, fallback in zip(variant.label_files, variant.label_names, strict=True):
         path = _fs.join(folder, names_file)
-        if _isfile(path):
+        if _fs.isfile(path):
             try:
                 with _fs.open_file(path, "rb") as f:
                     names = tuple(line.strip() for line in f.read().decode().splitlines()

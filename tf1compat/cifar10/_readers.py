@@ -3,7 +3,6 @@ TFRecords and the tutorial's queue pipelines over the binary batch files.
 TensorFlow is imported when these functions are called.
 """
 
-import glob
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +20,7 @@ from tf1compat.cifar10._format import (
 )
 from tf1compat.convert.labels import read_labels_file
 from tf1compat.errors import CifarFormatError, PipelineConfigError
+from tf1compat.records import _fs
 from tf1compat.records.committed import check_committed
 from tf1compat.records.tfrecord import count_records
 
@@ -37,12 +37,13 @@ _ITEMS_TO_DESCRIPTIONS = {
 
 
 def _split_files(split_name: str, dataset_dir: PathArg, file_pattern: str | None) -> list[str]:
-    """The TFRecord files of a split, sorted: single file, shards, or a pattern."""
+    """The TFRecord files of a split, sorted: single file, shards, or a pattern (in a
+    folder or at a URL)."""
     dataset_dir = os.fspath(dataset_dir)
     if file_pattern is not None:
-        pattern = os.path.join(dataset_dir, file_pattern % split_name
-                               if "%s" in file_pattern else file_pattern)
-        files = sorted(glob.glob(pattern))
+        name_pattern = file_pattern % split_name if "%s" in file_pattern else file_pattern
+        pattern = _fs.join(dataset_dir, name_pattern)
+        files = _fs.files_in(dataset_dir, name_pattern)
         if not files:
             raise PipelineConfigError(f"file_pattern {pattern!r} matches no file",
                                       argument="file_pattern", path=pattern,
@@ -52,10 +53,9 @@ def _split_files(split_name: str, dataset_dir: PathArg, file_pattern: str | None
     candidates = [name % split_name for variant in _VARIANTS.values() for name in (
         f"{variant.name}_%s.tfrecord", f"{variant.name}_%s-*-of-*.tfrecord")]
     for name in candidates:
-        pattern = os.path.join(glob.escape(dataset_dir), name)
-        files = sorted(glob.glob(pattern))
+        files = _fs.files_in(dataset_dir, name)
         if files:
-            check_committed(files, pattern)
+            check_committed(files, _fs.join(dataset_dir, name))
             return files
     raise PipelineConfigError(
         f"{dataset_dir}: no {' or '.join(candidates)}; convert the binary data first "

@@ -1,9 +1,10 @@
 """slim's ``labels.txt``: one ``id:name`` line per class, written by the converters and
 read by the ``get_split`` functions."""
 
-import os
+import io
 
 from tf1compat.errors import DatasetFormatError
+from tf1compat.records import _fs
 
 
 def labels_file_text(names):
@@ -12,13 +13,15 @@ def labels_file_text(names):
 
 
 def read_labels_file(dataset_dir, file_name="labels.txt"):
-    """``{id: name}`` from ``dataset_dir/file_name``, or None when there is none."""
-    path = os.path.join(dataset_dir, file_name)
-    if not os.path.isfile(path):
+    """``{id: name}`` from ``dataset_dir/file_name`` (a folder or a URL), or None when
+    there is none."""
+    path = _fs.join(dataset_dir, file_name)
+    if not _fs.isfile(path):
         return None
     labels_to_names = {}
-    with open(path, encoding="utf-8", errors="surrogateescape") as f:  # names of folders
-        lines = f.readlines()
+    with _fs.open_file(path, "rb") as f:
+        lines = io.TextIOWrapper(f, encoding="utf-8",    # names of folders: any bytes
+                                 errors="surrogateescape").readlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue

@@ -128,9 +128,9 @@ class ObjectStaging(Staging):
             except BlockingIOError:
                 if not self.wait:
                     raise
-            except OSError as e:        # no such bucket, no permission: name the URL
-                named = type(e)(f"{self.output_dir}: {e}")
-                named.filename = self.output_dir
+            except OSError as e:        # no such bucket, no permission: name the folder
+                named = type(e)(f"{self.output_dir}: {e.strerror or e}")
+                named.strerror = e.strerror
                 raise named from e
             time.sleep(_WAIT_SECONDS * random.uniform(0.5, 1.5))
         self.work_dir = tempfile.mkdtemp(prefix="tf1compat-work-")

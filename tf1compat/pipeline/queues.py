@@ -126,18 +126,35 @@ def _is_remote(name: bytes) -> bool:
     return _REMOTE.match(name) is not None
 
 
+def _without_file_system(name: bytes) -> str | None:
+    """The scheme of a URL ``name`` when TensorFlow has no file system for it here
+    (``s3://`` and ``hdfs://`` come with tensorflow-io's plugins), else None."""
+    try:
+        tf.io.gfile.exists(name)
+    except tf.errors.UnimplementedError:
+        scheme = _REMOTE.match(name)
+        return None if scheme is None else scheme.group(0)[:-3].decode("ascii")
+    return None
+
+
 def _exists(name: bytes) -> bool:
-    return tf.io.gfile.exists(name) if _is_remote(name) else os.path.exists(name)
+    if not _is_remote(name):
+        return os.path.exists(name)
+    return _without_file_system(name) is None and bool(tf.io.gfile.exists(name))
 
 
 def _isdir(name: bytes) -> bool:
-    return tf.io.gfile.isdir(name) if _is_remote(name) else os.path.isdir(name)
+    if not _is_remote(name):
+        return os.path.isdir(name)
+    return _without_file_system(name) is None and bool(tf.io.gfile.isdir(name))
 
 
 def _glob(pattern: bytes) -> list[bytes]:
     """Sorted bytes names matching ``pattern``; local names need not be UTF-8."""
     if not _is_remote(pattern):
         return sorted(glob.glob(pattern, **_GLOB_OPTIONS))
+    if _without_file_system(pattern) is not None:
+        return []
     try:
         return sorted(os.fsencode(m) for m in tf.io.gfile.glob(pattern.decode("utf-8")))
     except UnicodeDecodeError:
@@ -187,6 +204,12 @@ def _not_a_file_error(api: str, argument: str, entry: UncheckedName,
                        "such as 'dir/*.tfrecord' for its files)")
     elif b"\0" in entry.name:
         message = f"{where} {name!r} contains a NUL byte, which no file name can"
+    elif _is_remote(entry.name) and (scheme := _without_file_system(entry.name)):
+        message = (f"{where} {name!r}: TensorFlow has no file system for {scheme}:// here "
+                   "(its readers take local paths and gs://; s3:// and hdfs:// need "
+                   "tensorflow-io's file system plugins); read such files with "
+                   "tf1compat.tfrecord.iter_records, or copy them to a local folder")
+        expected = "a file TensorFlow's readers can open"
     elif entry.expanded and _GLOB_CHARACTERS.intersection(entry.name):
         message = f"{where} pattern {name!r} matches no file"
         expected = "a pattern matching at least one file"

@@ -1,7 +1,6 @@
 """slim's ``get_split`` for the TFRecords of :func:`tf1compat.imagefolder.convert`
 (imports TensorFlow when called)."""
 
-import glob
 import os
 from typing import Any
 
@@ -9,6 +8,7 @@ from tf1compat._typing import PathArg
 from tf1compat.convert.imagefolder._convert import SPLITS
 from tf1compat.convert.labels import read_labels_file
 from tf1compat.errors import PipelineConfigError
+from tf1compat.records import _fs
 from tf1compat.records.committed import check_committed
 from tf1compat.records.tfrecord import count_records
 
@@ -50,7 +50,7 @@ def get_split(split_name: str, dataset_dir: PathArg, file_pattern: str | None = 
     if labels_to_names is None:
         raise PipelineConfigError(
             f"{dataset_dir} has no labels.txt; expected the converter's output folder",
-            argument="dataset_dir", path=os.path.join(dataset_dir, "labels.txt"),
+            argument="dataset_dir", path=_fs.join(dataset_dir, "labels.txt"),
             expected="labels.txt with lines 'id:name'")
     keys_to_features = {
         "image/encoded": tf.io.FixedLenFeature((), tf.string, default_value=""),
@@ -74,10 +74,10 @@ def get_split(split_name: str, dataset_dir: PathArg, file_pattern: str | None = 
 def _split_files(split_name: str, dataset_dir: str, file_pattern: str | None) -> list[str]:
     """The sorted files of a split; an error naming what was looked for when there are
     none, or when the default pattern finds the shards of several names."""
-    pattern = file_pattern or _FILE_PATTERN
-    pattern = os.path.join(glob.escape(dataset_dir),
-                           pattern % split_name if "%s" in pattern else pattern)
-    files = sorted(glob.glob(pattern))
+    name_pattern = file_pattern or _FILE_PATTERN
+    name_pattern = name_pattern % split_name if "%s" in name_pattern else name_pattern
+    pattern = _fs.join(dataset_dir, name_pattern)
+    files = _fs.files_in(dataset_dir, name_pattern)
     if not files:
         hint = ("; file_pattern is slim's, with %s for the split: e.g. 'flowers_%s_*.tfrecord'"
                 if file_pattern and "%s" not in file_pattern else
