@@ -3,6 +3,7 @@ beam extra, installed in CI) and WriteShards in a user's own Beam pipeline.
 
 Every runner must write the bytes the local runner writes."""
 
+import logging
 import os
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def test_beam_writes_the_bytes_of_the_local_runner(tmp_path, cifar_source, beam_
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("runner", [{"workers": 0}, {"workers": 2}, {"runner": "beam"}],
                          ids=["in-process", "two-workers", "beam"])
-def test_a_failing_task_names_its_shard_and_input_on_every_runner(tmp_path, runner):
+def test_a_failing_task_names_its_shard_and_input_on_every_runner(tmp_path, runner, caplog):
     (tmp_path / "s-0.tfrecord").write_bytes(b"earlier")
     with pytest.raises(CifarFormatError, match="item 13 is bad") as e:
         convert.write_shards([*plan(), *convert.build_tasks(
@@ -113,10 +114,36 @@ def test_a_failing_task_names_its_shard_and_input_on_every_runner(tmp_path, runn
         "bad.tfrecord.part-00001-of-00002", 0, 13)
     assert e.value.__notes__ == ["while writing shard task bad.tfrecord.part-00001-of-00002, "
                                  "input 0 of 2 (13)"]
-    if runner.get("runner") == "beam":
-        assert "while writing shard task bad.tfrecord.part-00001-of-00002" in str(
-            e.value.__cause__)                                  # Beam's own error says so too
+    if runner.get("runner") == "beam":      # the failure is not Beam's: it logs nothing
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING
+                    and r.name.startswith("apache_beam")], caplog.text
     assert files_of(tmp_path) == {"s-0.tfrecord": b"earlier"}
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("flags", [[], ["--beam-options", "--direct_running_mode=multi_processing",
+                                        "--direct_num_workers=2"]],
+                         ids=["in-process", "two-processes"])
+def test_a_beam_conversion_refused_for_bad_input_says_it_in_one_line(tmp_path, flags):
+    """A label byte out of range under --runner beam: the line naming the record and
+    exit 2, and no traceback from Beam (it logged the task's failure with its
+    traceback, in each worker process)."""
+    source = cifar10.make_synthetic(tmp_path / "cifar", 30, 10, seed=2)
+    batch = tmp_path / "cifar" / "cifar-10-batches-bin" / "data_batch_2.bin"
+    data = bytearray(batch.read_bytes())
+    data[3 * 3073] = 12
+    batch.write_bytes(bytes(data))
+    run = subprocess.run([sys.executable, "-m", "tf1compat", "convert-cifar10", str(source),
+                          str(tmp_path / "out"), "--runner", "beam", *flags],
+                         capture_output=True, text=True, timeout=200)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.splitlines()[-1] == (
+        f"tf1compat convert-cifar10: error: {batch}: record 3: label byte 0 is 12, expected "
+        "0..9 (while writing shard task cifar10_train.tfrecord, input 6 of 30 (6))")
+    assert "Traceback" not in run.stderr and "ERROR" not in run.stderr, run.stderr
+    if not flags:
+        assert run.stderr.count("\n") == 1, run.stderr
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.timeout(120)

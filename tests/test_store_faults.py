@@ -5,7 +5,6 @@ as AWS does), a missing bucket, a store that does not answer, an unknown protoco
 status 2, never a traceback; and slim's ``get_split`` reads a converted folder at a
 URL through fsspec, not the local disk."""
 
-import os
 import subprocess
 import sys
 
@@ -15,7 +14,6 @@ from servers import free_port, s3_filesystem, s3_with_credentials
 from tf1compat import cifar10, imagefolder
 from tf1compat.errors import UnknownProtocolError
 from tf1compat.records import tfrecord
-from tf1compat.records.example import make_example
 
 pytestmark = pytest.mark.timeout(240)
 ACCESS_DENIED = "access denied"

@@ -29,7 +29,7 @@ __all__ = ["check_positive_int", "check_non_negative_int", "check_int_at_least",
            "check_num_epochs", "check_queue_capacity", "check_fraction", "check_seed",
            "check_seconds", "check_tolerance", "check_choice", "check_flag", "check_callable",
            "check_path", "check_paths", "check_instance", "check_byte_size",
-           "check_service_address", "check_requires", "MAX_BYTES"]
+           "check_service_address", "check_requires", "check_scheduler", "MAX_BYTES"]
 
 MAX_BYTES = 2 ** 63 - 1     # the largest size TensorFlow's int64 byte counters hold
 _SIZE_UNITS = {"": 1, "k": 2 ** 10, "m": 2 ** 20, "g": 2 ** 30, "t": 2 ** 40}
@@ -324,3 +324,38 @@ def check_requires(api: str | None, argument: str, given: object, required: str,
     prefix = f"{api}: " if api else ""
     raise PipelineConfigError(f"{prefix}{argument} needs {required}: {purpose}",
                               argument=argument, expected=required)
+
+
+_DASK_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")   # Dask's network protocols (inproc aside)
+
+
+def _is_dask_client(value: object) -> bool:
+    return any(cls.__name__ == "Client" and cls.__module__.startswith("distributed")
+               for cls in type(value).__mro__)
+
+
+def check_scheduler(api: str | None, argument: str, value: object) -> object:
+    """A Dask scheduler: a ``distributed.Client`` (returned as it is, without importing
+    Dask) or the scheduler's address ``[SCHEME://]HOST:PORT`` (tcp, tls, ws, wss or
+    ucx; tcp when none is given, as Dask reads it; ``inproc://`` for a cluster in this
+    process) with a port in 1..65535, returned as given. Checked before Dask sees it:
+    a malformed address makes ``distributed.Client`` fail in a way that stalls its
+    clean-up for 10 s."""
+    expected = (f"a distributed.Client or a scheduler address such as 'tcp://host:8786' "
+                f"(protocol {', '.join(_DASK_SCHEMES)} or inproc)")
+    if _is_dask_client(value):
+        return value
+    if not isinstance(value, str):
+        raise _wrong_type(api, argument, expected, value)
+    scheme, separator, rest = value.partition("://")
+    if not separator:
+        scheme, rest = "tcp", value
+    if scheme == "inproc" and rest:
+        return value
+    host, _, port = rest.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):     # an IPv6 address, as Dask needs it
+        host = host[1:-1].replace(":", "")
+    if scheme not in _DASK_SCHEMES or not host or any(c in host for c in "/[]: ") \
+            or not port.isdigit() or not 0 < int(port) < 65536:
+        raise _wrong_value(api, argument, expected, value)
+    return value

@@ -323,7 +323,8 @@ def _run_converter(command, convert, *args, **kwargs):
     command, in main)."""
     from tf1compat.errors import Tf1CompatError
     try:
-        summary = convert(*args, **kwargs)
+        with _engine_logs_left_out():
+            summary = convert(*args, **kwargs)
     except ImportError as e:    # an engine or filesystem without its extra ([beam], [s3] ...)
         print(f"tf1compat {command}: error: {error_line(command, e)}", file=sys.stderr)
         return 2
@@ -334,6 +335,26 @@ def _run_converter(command, convert, *args, **kwargs):
         return 2
     print(summary)
     return 0
+
+
+@contextlib.contextmanager
+def _engine_logs_left_out():
+    """A conversion's engines (Dask, Beam) log to stderr through ``logging``, tracebacks
+    included, what the command says in its one line (a lost scheduler, a failed task):
+    while it runs, the root logger gets a handler that drops them (Dask and Beam then
+    add no handler of their own), unless ``TF1COMPAT_VERBOSE=1`` or something
+    configured logging already."""
+    import logging
+    root = logging.getLogger()
+    if root.handlers or os.environ.get("TF1COMPAT_VERBOSE", "") not in ("", "0"):
+        yield
+        return
+    handler = logging.NullHandler()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
 
 
 def _run_convert_cifar10(args):

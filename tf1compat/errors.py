@@ -249,3 +249,19 @@ class DataServiceError(Tf1CompatError, ConnectionError):
         super().__init__(message)
         self.address = address
         self.timeout = timeout
+
+
+class DaskClusterError(Tf1CompatError, ConnectionError):
+    """A Dask cluster cannot run a conversion's tasks: its scheduler stopped answering
+    or was lost, its workers cannot import what the tasks need, or it has had no
+    worker for too long (workers that die on their first task leave none).
+
+    Attributes: ``scheduler`` (its address), ``workers_lost`` (the addresses of the
+    workers that left during the run).
+    """
+
+    def __init__(self, message: str, *, scheduler: str,
+                 workers_lost: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.scheduler = scheduler
+        self.workers_lost = list(workers_lost)

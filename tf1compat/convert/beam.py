@@ -52,16 +52,38 @@ class _ShardTaskCoder(beam.coders.Coder):
 beam.coders.registry.register_coder(ShardTask, _ShardTaskCoder)
 
 
+def _record_failure(error, task, directory):
+    """Leave ``error`` beside ``task``'s shard (``<file>.error``, the pickled exception)
+    for the driver to raise with its own type; False when it cannot be left."""
+    try:
+        with _fs.open_file(_fs.join(directory, task.file_name + _ERROR_SUFFIX), "wb") as f:
+            f.write(cloudpickle.dumps(error))
+    except Exception:   # noqa: BLE001 - unpicklable, or the store refused: raise it instead
+        return False
+    return True
+
+
 def _write_shard_keeping_error(task, directory):
-    """write_shard; a failure is also left beside the shard (``<file>.error``, the
-    pickled exception), for the driver to raise it with its own type."""
+    """write_shard; a failure is also left beside the shard, then raised."""
     try:
         return write_shard(task, directory)
     except Exception as e:
-        with contextlib.suppress(Exception):
-            with _fs.open_file(_fs.join(directory, task.file_name + _ERROR_SUFFIX), "wb") as f:
-                f.write(cloudpickle.dumps(e))
+        _record_failure(e, task, directory)
         raise
+
+
+def _write_shard_or_record_failure(task, directory):
+    """write_shard for :func:`run_tasks`: a failure is left beside the shard and not
+    raised (Beam would log it with its traceback, in every worker process), and once
+    a task has failed the others are skipped. None for a task failed or skipped."""
+    if _fs.files_in(directory, "*" + _ERROR_SUFFIX):
+        return None
+    try:
+        return write_shard(task, directory)
+    except Exception as e:
+        if not _record_failure(e, task, directory):
+            raise
+        return None
 
 
 class WriteShards(beam.PTransform):
@@ -114,8 +136,9 @@ def _refuse(reason):
 
 
 def run_tasks(tasks, directory, beam_options):
-    """Run ``tasks`` in a Beam pipeline writing into ``directory``. A task's failure is
-    raised with its own type, the Beam error as its cause."""
+    """Run ``tasks`` in a Beam pipeline writing into ``directory``. The first task that
+    fails stops the others (they are skipped) and is raised here with its own type;
+    Beam sees no failure, so it logs none."""
     for task in tasks:       # a killed run's failures: not this run's to raise
         path = _fs.join(directory, task.file_name + _ERROR_SUFFIX)
         if _fs.exists(path):
@@ -125,14 +148,11 @@ def run_tasks(tasks, directory, beam_options):
             else:
                 os.remove(path)
     options = pipeline_options(beam_options)
-    try:
-        with beam.Pipeline(options=options) as pipeline:
-            _ = (pipeline | "tasks" >> beam.Create(list(tasks))
-                 | "write" >> WriteShards(directory))
-    except Exception as e:
-        for task in tasks:
-            path = _fs.join(directory, task.file_name + _ERROR_SUFFIX)
-            if _fs.exists(path):
-                with _fs.open_file(path, "rb") as f:
-                    raise pickle.loads(f.read()) from e
-        raise
+    with beam.Pipeline(options=options) as pipeline:
+        _ = (pipeline | "tasks" >> beam.Create(list(tasks))
+             | "write_shard" >> beam.Map(_write_shard_or_record_failure, directory))
+    for task in tasks:
+        path = _fs.join(directory, task.file_name + _ERROR_SUFFIX)
+        if _fs.exists(path):
+            with _fs.open_file(path, "rb") as f:
+                raise pickle.loads(f.read())

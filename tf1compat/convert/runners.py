@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, overload
 
+from tf1compat._checks import check_scheduler
 from tf1compat._typing import PathArg
 from tf1compat.convert.local import LocalRunner
 from tf1compat.convert.plan import Plan, ShardResult, ShardTask
@@ -70,6 +71,7 @@ def build_runner(runner: str | Runner = "local", workers: int | None = None,
                 "runner='dask' needs scheduler: a distributed.Client or the scheduler's "
                 "address, e.g. 'tcp://host:8786'", argument="scheduler",
                 expected="a distributed.Client or 'tcp://host:port'")
+        check_scheduler(None, "scheduler", scheduler)
         from tf1compat.convert.dask import DaskRunner  # the optional extra, only now
         return DaskRunner(scheduler)
     if runner == "local":
@@ -77,11 +79,7 @@ def build_runner(runner: str | Runner = "local", workers: int | None = None,
             raise PipelineConfigError(
                 "beam_options apply to runner='beam'; runner='local' takes workers",
                 argument="beam_options", expected="None with runner='local'")
-        try:
-            return LocalRunner(workers)
-        except ValueError as e:
-            raise PipelineConfigError(str(e), argument="workers",
-                                      expected="an integer >= 0, or None") from e
+        return LocalRunner(workers)
     if runner == "beam":
         if workers is not None:
             raise PipelineConfigError(

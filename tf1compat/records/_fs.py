@@ -27,7 +27,7 @@ _NEEDS = {"hdfs": _HADOOP, "viewfs": _HADOOP}
 _REMOTE_ARGUMENT = {"put_file": 1, "put": 1}
 
 __all__ = ["is_url", "local_path", "filesystem", "store_error", "join", "open_file", "size",
-           "exists", "isfile", "glob", "files_in"]
+           "exists", "isfile", "glob", "files_in", "filesystem_package"]
 
 
 def _protocol(path: object) -> str | None:
@@ -190,6 +190,13 @@ class _Store:
             return bool(self.info(path)["type"] == "directory")
         except FileNotFoundError:
             return False
+
+
+def filesystem_package(url: str) -> str:
+    """The package of ``url``'s fsspec filesystem (``s3fs`` for ``s3://``): what a
+    process writing there must be able to import."""
+    fs, _ = filesystem(url)
+    return type(fs._fs).__module__.partition(".")[0]
 
 
 def join(base: str, name: str) -> str:
