@@ -588,3 +588,94 @@ def test_service_timeout_is_checked_before_anything_waits(records, timeout, expe
     assert str(e.value) == ("to_tf_data: service_timeout needs service: it bounds the waits "
                             "for the service")
     assert (e.value.argument, e.value.expected) == ("service_timeout", "service")
+
+
+def test_the_dispatcher_protocol_tf1compat_relies_on(cluster_servers):
+    """Contract: a DispatchServer answers DispatcherService/GetVersion and lists its
+    workers in GetWorkers' repeated field 1; a WorkerServer answers neither
+    (UNIMPLEMENTED), which is how a worker's port given as the dispatcher is told."""
+    import grpc
+
+    from tf1compat.migrate.service import _ask
+    from tf1compat.pipeline.graph_model import service_rpc
+    service, dispatcher, workers = cluster_servers
+    address = service.removeprefix("grpc://")
+    assert _ask(address, service_rpc.DISPATCHER_VERSION, 10)
+    listed = _ask(address, service_rpc.DISPATCHER_WORKERS, 10)
+    assert service_rpc.count_workers(listed) == len(workers)
+    for worker in workers:
+        assert f"127.0.0.1:{worker.port}".encode() in listed
+        with pytest.raises(grpc.RpcError) as e:
+            _ask(f"127.0.0.1:{worker.port}", service_rpc.DISPATCHER_VERSION, 10)
+        assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+def test_a_workers_address_given_as_the_dispatcher_is_named(cluster_servers, records, tmp_path):
+    """It answers gRPC, so it passed for a dispatcher: `run` died in the program's
+    tf.train.batch with a 90-line UnimplementedError ('Failed to get dispatcher
+    version'), `data-service worker` with a NotImplementedError traceback."""
+    import tf1compat as tc
+    _, _, workers = cluster_servers
+    wrong = f"grpc://127.0.0.1:{workers[0].port}"
+    what = (f"the server at {wrong} is not a tf.data service dispatcher (it does not answer "
+            "a dispatcher's calls: a worker's port?); give the address `tf1compat "
+            "data-service dispatcher` printed")
+    program = tmp_path / "program.py"
+    program.write_text(PROGRAM)
+    run = run_cli("run", "--tf-data", "--data-service", wrong, str(program), *records)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [f"tf1compat run: error: run --data-service: {what}"]
+    worker = run_cli("data-service", "worker", "--dispatcher", wrong.removeprefix("grpc://"))
+    assert worker.returncode == 2
+    assert worker.stderr.splitlines() == [f"tf1compat data-service worker: {what}"]
+    with pytest.raises(tc.DataServiceError, match="is not a tf.data service dispatcher"):
+        tc.to_tf_data(classic_pipeline(records, num_epochs=1), service=wrong)
+
+
+def test_a_dispatcher_without_workers_is_named_when_the_read_stalls(request, records):
+    import tensorflow as tf
+
+    import tf1compat as tc
+    from tf1compat.migrate.service import stalled_error
+    dispatcher = Server("dispatcher", "--port", "0")
+    request.addfinalizer(dispatcher.stop)
+    service = f"grpc://127.0.0.1:{dispatcher.port}"
+    started = time.monotonic()
+    with pytest.raises(tf.errors.UnknownError) as e:
+        for _ in tc.to_tf_data(classic_pipeline(records, num_epochs=1), service=service,
+                               service_timeout=3):
+            pass
+    assert time.monotonic() - started < 60
+    assert str(stalled_error(e.value)) == (
+        f"no element from the tf.data service at {service} in 3 s: the dispatcher answers "
+        f"and has no worker; start one (`tf1compat data-service worker --dispatcher "
+        f"HOST:{dispatcher.port}`)")
+
+
+def test_a_dispatcher_that_stops_answering_mid_epoch_ends_the_run(request, records, tmp_path):
+    """SIGSTOP, not a kill: the connection stays open and nothing answers. With
+    --data-service-timeout 5 the run ends with one line and exit 2 (it waited 40 s and
+    more: the read's close blocked in TensorFlow's client, and then Python's exit)."""
+    service, dispatcher, _ = start_cluster(request, workers=1)
+    program = tmp_path / "program.py"
+    program.write_text(SLOW_PROGRAM)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tf1compat", "run", "--tf-data", "--data-service", service,
+         "--data-service-timeout", "5", str(program), *records],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_ENV)
+    request.addfinalizer(run.kill)
+    first = run.stdout.readline()
+    assert first.startswith("read "), run.stderr.read()[-3000:]
+    dispatcher.process.send_signal(signal.SIGSTOP)
+    request.addfinalizer(lambda: dispatcher.process.send_signal(signal.SIGCONT))
+    stopped = time.monotonic()
+    out, err = run.communicate(timeout=150)
+    assert time.monotonic() - stopped < 60           # the bound is 5 s; a loaded machine
+    assert run.returncode == 2, err[-3000:]
+    port = service.rsplit(":", 1)[1]
+    assert err.strip().splitlines()[-1] == (
+        f"tf1compat run: error: no element from the tf.data service at {service} in 5 s: "
+        "the dispatcher stopped answering; restart it (`tf1compat data-service dispatcher "
+        f"--port {port} --work-dir DIR`: with the same DIR it carries on its jobs) and run "
+        "again")
+    assert "Traceback" not in err and "end of data" not in out

@@ -462,23 +462,33 @@ def _run_program(args):
         return 2
     from tf1compat.v1.keras2 import use_keras2
     use_keras2()  # TF1 programs' tf.layers, tf.keras, tf.contrib.keras
+    from tf1compat.errors import DataServiceError
     from tf1compat.v1 import program
     run = program.run_module if args.module else program.run_path
     try:
         return run(args.target, args.args, settings=settings)
+    except DataServiceError as e:   # a wait on the tf.data service ran out of time
+        print(f"tf1compat run: error: {error_line('run', e)}", file=sys.stderr)
+        _exit_leaving_sessions(2)
     except (program.ProgramNotFoundError, ValueError) as e:
         print(f"tf1compat run: error: {e}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, program.ProgramTerminated) as e:
-        # The program has unwound (its finally blocks ran, its sessions are closing
-        # in the background); Python's own exit would wait for TensorFlow's
-        # interrupted steps (a py_func, a reader) while it frees the sessions.
         interrupted = isinstance(e, KeyboardInterrupt)
         print(f"tf1compat run: {'interrupted' if interrupted else 'terminated'}",
               file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(128 + (signal.SIGINT if interrupted else signal.SIGTERM))
+        _exit_leaving_sessions(128 + (signal.SIGINT if interrupted else signal.SIGTERM))
+
+
+def _exit_leaving_sessions(status):
+    """End the process now with ``status``. The program has unwound (its finally blocks
+    ran), but some of its sessions may still be closing in the background: after an
+    interrupted step (a py_func, a reader) or a stalled read on the tf.data service
+    (its client waits on the service). Python's own exit would wait for them while it
+    frees the sessions."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _add_check(subparsers):

@@ -50,7 +50,7 @@ def start_worker(dispatcher, port=0, host="localhost"):
     :class:`~tf1compat.errors.DataServiceError` (TensorFlow would retry for an hour)."""
     check_non_negative_int("data-service worker", "port", port)
     service = dispatcher if "://" in dispatcher else f"grpc://{dispatcher}"
-    address = check_reachable(service, api="data-service worker")
+    address = check_reachable(service, api="data-service worker", argument="dispatcher")
     _check_free("data-service worker", port)
     config = tf.data.experimental.service.WorkerConfig(
         dispatcher_address=address, worker_address=f"{host}:%port%", port=port)

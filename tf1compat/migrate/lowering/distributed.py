@@ -27,6 +27,7 @@ from tf1compat.migrate.service import (
     PROCESSING_MODE,
     SERVICE_TIMEOUT,
     bounded_read,
+    call_within,
     check_reachable,
     check_service_timeout,
     parse_service,
@@ -114,6 +115,22 @@ def _check_no_python(dataset):
                 argument="service", expected="a pipeline of TensorFlow ops only")
 
 
+def _register(service, dataset, timeout):
+    """The id the dispatcher at ``service`` gives ``dataset``, waited for at most
+    ``timeout`` seconds (a dispatcher stopped since it was checked). In a graph the op
+    is made here and run in :func:`call_within`'s thread (a graph is the default per
+    thread); eagerly, making it is the call."""
+    if tf.executing_eagerly():
+        def register():
+            return tf.data.experimental.service.register_dataset(service, dataset).numpy()
+    else:
+        registered = tf.data.experimental.service.register_dataset(service, dataset)
+
+        def register():
+            return _evaluate(registered)
+    return call_within(service, timeout, "registering the pipeline", register)
+
+
 def build_distributed(plan, service, service_timeout=None, api="to_tf_data"):
     """The dataset of ``plan`` (a lowered plan) with its work done by the tf.data
     service at ``service`` (``grpc://HOST:PORT``), in the current context: eager, or
@@ -128,7 +145,7 @@ def build_distributed(plan, service, service_timeout=None, api="to_tf_data"):
     check_reachable(service, api=api)
     on_workers = _worker_dataset(worker_steps)
     _check_no_python(on_workers)
-    dataset_id = _evaluate(tf.data.experimental.service.register_dataset(service, on_workers))
+    dataset_id = _register(service, on_workers, service_timeout)
     if math.isinf(service_timeout):     # TensorFlow's own client: its unbounded waits
         dataset = tf.data.experimental.service.from_dataset_id(
             PROCESSING_MODE, service, dataset_id, on_workers.element_spec)

@@ -8,6 +8,8 @@ records as tf.data, its key format, a Python record iterator for locating damage
 ``index``: the per-graph index of queues, their runners and enqueue ops, the walk
 upstream through them, and ``notes``, the record of what tf1compat did to the graph;
 ``varying`` and ``cond_branches``: which ops vary, a cond as one of its branches;
-``op_seeds``: ops built without moving TF1's op-level seed counter. Each assumption
-is checked by a contract test in ``tests/test_graph_model.py``.
+``op_seeds``: ops built without moving TF1's op-level seed counter; ``service_rpc``:
+the tf.data service dispatcher's gRPC methods tf1compat asks itself (TF-free). Each
+assumption is checked by a contract test in ``tests/test_graph_model.py``
+(``service_rpc``'s in ``tests/test_data_service.py``, against TensorFlow's own servers).
 """
