@@ -94,6 +94,30 @@ def test_wrong_magic_and_truncated_files_are_named(mnist_dir):
     assert e.value.path == str(images)
 
 
+def test_a_cut_or_damaged_download_is_named(mnist_dir):
+    """A download that stopped early ends the gzip stream before its end marker (it was
+    gzip's EOFError, naming no file); a file that is not gzip at all (an error page
+    saved under the name), or one whose stream is damaged, is named too."""
+    from tf1compat.errors import DatasetFormatError
+    folder, _ = mnist_dir
+    images = folder / mnist.MNIST_FILES["test_images"]
+    whole = images.read_bytes()
+    images.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(DatasetFormatError, match="MNIST data cut short: the gzip stream "
+                                                 "ends before its end-of-stream marker") as e:
+        mnist.read_data_sets(folder, validation_size=5)
+    assert e.value.path == str(images) and str(e.value).startswith(str(images))
+    images.write_bytes(b"<html>503 Service Unavailable</html>")
+    with pytest.raises(DatasetFormatError, match="not a readable gzip file .*expected "
+                                                 "MNIST's images as downloaded"):
+        mnist.read_data_sets(folder, validation_size=5)
+    damaged = bytearray(whole)
+    damaged[len(whole) // 2] ^= 0xFF
+    images.write_bytes(bytes(damaged))
+    with pytest.raises(DatasetFormatError, match=f"^{images}: not a readable gzip file"):
+        mnist.read_data_sets(folder, validation_size=5)
+
+
 def test_validation_size_is_checked(mnist_dir):
     with pytest.raises(ValueError, match="between 0 and 30. Received: 31"):
         mnist.read_data_sets(mnist_dir[0], validation_size=31)

@@ -15,6 +15,7 @@ import collections
 import gzip
 import math
 import os
+import zlib
 
 import numpy as np
 
@@ -45,7 +46,23 @@ def _file_name(f):
 
 
 def _read_idx(f, magic, dims):
-    """The uint8 payload of an idx file (gzip stream ``f``) and its ``dims`` sizes."""
+    """The uint8 payload of an idx file (gzip stream ``f``) and its ``dims`` sizes. A
+    gzip stream cut short, damaged or missing is a DatasetFormatError naming the file."""
+    try:
+        return _read_idx_stream(f, magic, dims)
+    except EOFError as e:       # the compressed stream ends before its end marker
+        raise DatasetFormatError(
+            f"{_file_name(f)}: MNIST data cut short: the gzip stream ends before its "
+            f"end-of-stream marker ({e}); download the file again", path=_file_name(f),
+            expected="a whole gzip file") from None
+    except (gzip.BadGzipFile, zlib.error) as e:
+        raise DatasetFormatError(
+            f"{_file_name(f)}: not a readable gzip file ({e}); expected MNIST's "
+            f"{'images' if magic == _IMAGES_MAGIC else 'labels'} as downloaded "
+            "(*-idx*-ubyte.gz)", path=_file_name(f), expected="a gzip file") from None
+
+
+def _read_idx_stream(f, magic, dims):
     with gzip.GzipFile(fileobj=f) as stream:
         header = stream.read(4 * (1 + dims))
         if len(header) < 4 * (1 + dims):
@@ -60,6 +77,8 @@ def _read_idx(f, magic, dims):
                 f"(expected {magic})", path=_file_name(f), expected=f"magic {magic}")
         want = math.prod(sizes)
         data = stream.read(want)
+        while stream.read(1 << 20):     # to the end, where gzip checks the stream's CRC
+            pass
     if len(data) != want:
         raise DatasetFormatError(
             f"{_file_name(f)}: MNIST data cut short: {len(data)} of {want} bytes "
