@@ -165,6 +165,38 @@ def test_a_killed_run_leaves_no_complete_looking_set_and_is_resumed(s3, bucket, 
         b"".join(tfrecord.iter_records(tmp_path / u.rsplit("/", 1)[1])) for u in urls]
 
 
+def test_a_killed_conversion_into_the_store_leaves_no_scratch_for_good(s3, bucket, tmp_path,
+                                                                      monkeypatch):
+    """A .tar.gz converted into S3 is extracted into a local scratch folder; a run
+    SIGKILLed mid-conversion left it in the temp folder for good (180 MB for CIFAR-10).
+    The next conversion on the machine removes it; a live run's folder is kept."""
+    import tempfile
+
+    from tf1compat.convert.scratch import scratch_folder
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    archive = cifar10.make_synthetic(tmp_path / "cifar", 3000, 10, seed=8, archive=True)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tf1compat", "convert-cifar10", str(archive),
+         f"s3://{bucket}/killed", "--shards", "4", "--workers", "1", "--quiet"],
+        env={**os.environ, "TMPDIR": str(temp)}, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(temp.glob("tf1compat-scratch-work-*/source/*")):
+        assert run.poll() is None, run.stderr.read()
+        assert time.monotonic() < deadline, "the archive was never extracted"
+        time.sleep(0.01)
+    run.kill()
+    run.wait()
+    (dead,) = temp.glob("tf1compat-scratch-work-*")
+    assert any((dead / "source").rglob("*.bin"))
+    with scratch_folder("live") as live:        # another run, alive: kept
+        convert.write_sharded(range(20), f"s3://{bucket}/next/t.tfrecord", 2, workers=0,
+                              encode=encode)
+        assert not dead.exists() and os.path.isdir(live)
+    assert list(temp.iterdir()) == []
+
+
 def test_readers_take_only_the_files_the_manifest_lists(s3, bucket, capsys):
     folder = f"s3://{bucket}/m"
     train = convert.write_sharded(range(30), f"{folder}/train.tfrecord", 3, workers=0,

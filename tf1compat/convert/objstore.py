@@ -26,6 +26,7 @@ has no rename and no lock: the counterpart of :mod:`.staging` for output URLs.
   create-if-absent that fsspec offers for every store.
 """
 
+import contextlib
 import json
 import os
 import random
@@ -36,6 +37,7 @@ import threading
 import time
 
 from tf1compat.convert.plan import write_json
+from tf1compat.convert.scratch import scratch_folder
 from tf1compat.convert.staging import _JOURNAL, _OWNER, _WAIT_SECONDS, STAGING_PREFIX, Staging
 from tf1compat.records import _fs
 from tf1compat.records.committed import MANIFEST
@@ -116,6 +118,7 @@ class ObjectStaging(Staging):
         self.wait = wait
         self.what = what
         self.work_dir = None
+        self._scratch = contextlib.ExitStack()
         self._started = time.time()
         self._stop = threading.Event()
         self._renewer = None
@@ -133,7 +136,8 @@ class ObjectStaging(Staging):
                 named.strerror = e.strerror
                 raise named from e
             time.sleep(_WAIT_SECONDS * random.uniform(0.5, 1.5))
-        self.work_dir = tempfile.mkdtemp(prefix="tf1compat-work-")
+        self._scratch = contextlib.ExitStack()
+        self.work_dir = self._scratch.enter_context(scratch_folder("work"))
         self._renewer = threading.Thread(target=self._renew, daemon=True,
                                          name="conversion lease")
         self._renewer.start()
@@ -199,8 +203,7 @@ class ObjectStaging(Staging):
             else:
                 _remove(self.fs, self._own, recursive=True)
         finally:
-            if self.work_dir is not None:
-                shutil.rmtree(self.work_dir, ignore_errors=True)
+            self._scratch.close()
 
     def commit(self, tasks, extra_files=None, stale=()):
         """Concatenate each shard's parts, stage ``extra_files`` (``{name: text}``),

@@ -14,12 +14,12 @@ import hashlib
 import json
 import marshal
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import cloudpickle
 
+from tf1compat.convert.scratch import scratch_folder
 from tf1compat.records import _fs
 from tf1compat.records._files import atomic_output
 from tf1compat.records.tfrecord import TFRecordWriter
@@ -118,7 +118,7 @@ def write_shard(task: ShardTask, directory: str,
     if not _fs.is_url(directory):
         result = _write_records(task, _fs.local_path(directory), progress)
     else:
-        with tempfile.TemporaryDirectory(prefix="tf1compat-shard-") as local:
+        with scratch_folder("shard") as local:
             result = _write_records(task, local, progress)
             try:
                 fs, base = _fs.filesystem(directory)

@@ -5,7 +5,6 @@ import collections.abc
 import contextlib
 import functools
 import os
-import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -24,6 +23,7 @@ from tf1compat.convert.plan import (
     shard_names,
 )
 from tf1compat.convert.runners import Runner, build_runner, write_shards
+from tf1compat.convert.scratch import scratch_folder
 from tf1compat.errors import PipelineConfigError, display_path
 from tf1compat.records import _fs
 from tf1compat.records.tfrecord import TFRecordWriter, _check_bytes, _compression_type
@@ -138,7 +138,7 @@ def _write_round_robin(records: Iterable[Any], paths: Sequence[str],
         with contextlib.ExitStack() as stack:
             local = directory
             if _fs.is_url(directory):
-                local = stack.enter_context(tempfile.TemporaryDirectory(prefix="tf1compat-"))
+                local = stack.enter_context(scratch_folder("shards"))
             with contextlib.ExitStack() as files:
                 writers = [files.enter_context(TFRecordWriter(os.path.join(local, t.file_name),
                                                               compression)) for t in tasks]
