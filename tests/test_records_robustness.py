@@ -468,6 +468,28 @@ def test_a_damaged_first_record_is_still_damage_and_reading_resumes(tmp_path, re
     assert list(skipping) == records[1:]
 
 
+@pytest.mark.parametrize("magic", [b"\x78\x9c", b"\x78\x01", b"\x1f\x8b\x08"],
+                         ids=["zlib-default", "zlib-fastest", "gzip"])
+def test_a_damaged_plain_file_that_starts_like_a_stream_is_read_as_plain(tmp_path, capsys,
+                                                                          records, magic):
+    """The damaged first length happens to begin like a zlib (or gzip) header: the
+    bytes do not inflate, so the file is plain (auto read it as ZLIB: 0 records, where
+    compression none finds the others and one damaged record). Real streams still are
+    detected (test_tfrecord's auto-detection tests)."""
+    path = tmp_path / "r.tfrecord"
+    tfrecord.write_records(path, records)
+    data = bytearray(path.read_bytes())
+    data[:len(magic)] = magic
+    path.write_bytes(bytes(data))
+    assert tfrecord.detect_compression(path) is None
+    auto, plain = tfrecord.verify(path, "auto"), tfrecord.verify(path, None)
+    assert auto.records == plain.records == len(records) - 1
+    assert [str(e) for e in auto.errors] == [str(e) for e in plain.errors]
+    assert auto.errors[0].reason.startswith("length CRC mismatch")
+    assert cli.main(["verify", str(path)]) == 1
+    assert f"{len(records) - 1} records" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------ the CLI over many files
 
 @pytest.mark.parametrize("command", ["verify", "inspect"])

@@ -46,6 +46,8 @@ AUTO = "AUTO"  # reading only: detect per file from its first bytes
 ON_ERROR_CHOICES = ("raise", "skip")
 
 _WBITS = {"GZIP": zlib.MAX_WBITS | 16, "ZLIB": zlib.MAX_WBITS}
+_DETECT_SIZE = 1024  # bytes of a file's start that say how it is compressed ("auto")
+_GZIP_MAGIC = b"\x1f\x8b\x08"    # and deflate
 _ZLIB_MEM_LEVEL = 9  # TensorFlow's ZlibCompressionOptions; needed for identical bytes
 _MASK_DELTA = 0xA282EAD8
 _LENGTH = struct.Struct("<Q")
@@ -101,17 +103,44 @@ def detect_compression(path: PathArg) -> str | None:
     without opening the file twice, which also works on a FIFO.)
     """
     with _fs.open_file(path, "rb") as f:
-        return _compression_of_head(f.read(_HEADER_SIZE))
+        return _compression_of_head(_read_head(f))
+
+
+def _starts_like_a_stream(head: bytes) -> bool:
+    """Whether ``head`` starts like a gzip stream or a zlib one (deflate, its header's
+    check bits a multiple of 31)."""
+    return head.startswith(_GZIP_MAGIC) or (
+        len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0)
+
+
+def _read_head(file: IO[bytes]) -> bytes:
+    """The first bytes of ``file`` that say how it is compressed: a record header, and
+    when that is not valid and starts like a stream, up to ``_DETECT_SIZE`` (a FIFO's
+    writer is not waited for beyond what is needed)."""
+    head = b""
+    for want in (_HEADER_SIZE, _DETECT_SIZE):
+        while len(head) < want and (more := file.read(want - len(head))):
+            head += more
+        if _header_is_valid(head[:_HEADER_SIZE]) or not _starts_like_a_stream(head):
+            break
+    return head
 
 
 def _compression_of_head(head: bytes) -> str | None:
-    if not head or _header_is_valid(head):
+    """None, "GZIP" or "ZLIB" for a file's first bytes (up to ``_DETECT_SIZE``): a
+    stream's magic numbers count only when those bytes inflate as its start, to a
+    record header when they give one (a plain file whose damaged first length happens
+    to begin like a zlib header is still plain)."""
+    if not head or _header_is_valid(head[:_HEADER_SIZE]) or not _starts_like_a_stream(head):
         return None
-    if head[:2] == b"\x1f\x8b":
-        return "GZIP"
-    if len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0:
-        return "ZLIB"
-    return None
+    kind = "GZIP" if head.startswith(_GZIP_MAGIC) else "ZLIB"
+    try:
+        start = zlib.decompressobj(_WBITS[kind]).decompress(head)
+    except zlib.error:
+        return None
+    if len(start) >= _HEADER_SIZE and not _header_is_valid(start[:_HEADER_SIZE]):
+        return None     # it inflates, to something that is no TFRecord file
+    return kind
 
 
 # ---------------------------------------------------------------------------- reading
@@ -338,8 +367,7 @@ def _open_record_stream(path: str | bytes, compression: str | None,
     with _fs.open_file(path, "rb", **({} if _fs.is_url(path) else {"buffering": 0})) as file:
         head = b""
         if compression == AUTO:
-            while len(head) < _HEADER_SIZE and (more := file.read(_HEADER_SIZE - len(head))):
-                head += more
+            head = _read_head(file)
             compression = _compression_of_head(head)
         file_bytes = _FileBytes(file, head, on_read)
         with io.BufferedReader(file_bytes, _CHUNK) as raw:
