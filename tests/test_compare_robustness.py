@@ -180,3 +180,18 @@ def test_large_differing_examples_are_diffed_in_memory_near_one_example(rng):
     assert report.first_mismatch.detail == "3000000 of 3000000 values differ, max abs diff 1"
     example_bytes = legacy[0]["image"].nbytes
     assert peak < 4 * example_bytes, f"peak {peak / 1e6:.0f} MB for {example_bytes / 1e6} MB"
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_bytes_and_text_of_the_same_letters_differ_once(ordered):
+    """b'abc' (what TensorFlow's strings are) against 'abc': different examples, said
+    once, both ways; the report said "values differ" and, from the multiset, "same
+    examples on both sides, in a different order" at once."""
+    for legacy, reference in (([{"a": b"abc"}], [{"a": "abc"}]), ([b"abc", b"x"], ["abc", "x"])):
+        report = compare(legacy, reference, ordered=ordered)
+        assert not report.equal
+        text = str(report)
+        assert "in a different order" not in text, text
+        assert "legacy b'abc', reference 'abc'" in text, text
+    same = compare([{"a": b"abc"}, {"a": "abc"}], [{"a": "abc"}, {"a": b"abc"}], ordered=True)
+    assert "same examples on both sides, in a different order" in str(same)

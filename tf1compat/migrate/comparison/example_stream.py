@@ -69,11 +69,15 @@ def _iter_unbatched(structures, side):
 
 
 def _hash_content(digest, value):
+    """Hash ``value``'s elements: a ``str`` and the ``bytes`` of its UTF-8 differ, as
+    the pairwise comparison says (``b'abc' != 'abc'``), so the multiset agrees."""
     if value.dtype.kind != "O":
         digest.update(np.ascontiguousarray(value).data)  # no copy of a contiguous array
         return
     for element in value.ravel():
-        data = element.encode() if isinstance(element, str) else bytes(element)
+        text = isinstance(element, str)
+        data = element.encode("utf-8", "surrogatepass") if text else bytes(element)
+        digest.update(b"s" if text else b"b")
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
 
