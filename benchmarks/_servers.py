@@ -4,12 +4,13 @@ is stopped (its whole process group) when its block ends, also after an error.""
 
 import contextlib
 import ctypes
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+
+from tf1compat import _process_groups as process_groups
 
 # what s3fs (botocore) and every process started with these variables needs to reach moto
 _PR_SET_PDEATHSIG = 1
@@ -34,10 +35,9 @@ def wait_for_port(port, process, timeout=60.0):
     raise TimeoutError(f"{process.args}: port {port} not open after {timeout} s")
 
 
-def _own_group_dying_with_parent():
-    """In the child before exec: its own process group, and on Linux a SIGKILL when the
-    process that started it dies (pytest-timeout's os._exit skips every finalizer)."""
-    os.setsid()
+def _dying_with_parent():
+    """In the child before exec, on Linux: a SIGKILL when the process that started it
+    dies (pytest-timeout's os._exit skips every finalizer)."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -45,20 +45,13 @@ def _own_group_dying_with_parent():
 def start(command, env=None):
     """A process in its own group (so :func:`stop` ends its children too) that dies with
     this one, its output discarded."""
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL,
-                            preexec_fn=_own_group_dying_with_parent)
+    return process_groups.start(command, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, preexec_fn=_dying_with_parent)
 
 
 def stop(process):
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    """End the server and everything it started (its group), killed after 10 s."""
+    process_groups.end(process, grace=10)
 
 
 @contextlib.contextmanager

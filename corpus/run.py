@@ -23,16 +23,18 @@ import os
 import pathlib
 import re
 import shutil
-import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 from corpus.data import make_data
+from tf1compat import _process_groups as process_groups
 
 PROGRAMS = pathlib.Path(__file__).with_name("programs.json")
 MODES = {"run": [], "tf-data": ["--tf-data"]}
 SUCCESS = ("ok", "stopped")
+LEFT_RUNNING = "it left processes running when it ended; the runner killed them"
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
@@ -95,23 +97,34 @@ def run_program(program, mode, source, out, timeout, seed=0):
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
     limit = program.get("timeout", timeout)
     start = time.monotonic()
-    process = subprocess.Popen(command, cwd=workdir, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = process.communicate(timeout=limit)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # the program and any child it started
-        stdout, stderr = process.communicate()
-        timed_out = True
-    seconds = time.monotonic() - start
+    # Output into files, not pipes: a background child holding them open would keep a
+    # reader of pipes waiting after the program ended.
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as out, \
+            tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
+        process = process_groups.start(command, cwd=workdir, env=env, stdout=out, stderr=err,
+                                       stdin=subprocess.DEVNULL)
+        try:
+            process.wait(timeout=limit)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        seconds = time.monotonic() - start
+        left = process_groups.end(process, grace=0)  # with any child it started
+        stdout, stderr = (_read(out), _read(err))
     with open(os.path.join(workdir, "output.txt"), "w", encoding="utf-8") as f:
         f.write(f"$ {' '.join(command)}\n--- stdout\n{stdout}\n--- stderr\n{stderr}")
     status, detail = classify(process.returncode, timed_out, stdout + stderr,
                               program.get("reached"))
     if detail is None:
         detail = first_failing_line(stderr, workdir)
+    if left:
+        detail = "; ".join(filter(None, [detail, LEFT_RUNNING]))
     return Outcome(program["name"], mode, status, seconds, detail)
+
+
+def _read(file):
+    file.seek(0)
+    return file.read()
 
 
 def format_table(names, outcomes, modes=tuple(MODES)):

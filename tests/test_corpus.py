@@ -205,6 +205,51 @@ def test_programs_run_in_fresh_folders_with_their_data_and_a_time_limit(tmp_path
     assert "before the program reached its training loop" in endless_run.detail
 
 
+# A program that starts a child and leaves it running when it ends: the child writes
+# its pid, then sleeps for ten minutes; its output is discarded or, with "keep", the
+# program's own (a reader of the program's pipes then waited for the child).
+LEAVING_PROGRAM = """
+import subprocess, sys, time
+output = None if "keep" in sys.argv else subprocess.DEVNULL
+subprocess.Popen([sys.executable, "-c", "import os, time; open('child.pid', 'w').write("
+                  "str(os.getpid())); time.sleep(600)"], stdout=output, stderr=output)
+while not (open("child.pid").read() if __import__("os").path.exists("child.pid") else ""):
+    time.sleep(0.05)
+print("started a background child")
+"""
+
+
+def _gone(pid):
+    import os
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("args", [[], ["keep"]], ids=["output-discarded", "output-kept"])
+def test_a_program_leaving_a_background_child_has_it_killed_and_said(tmp_path, args):
+    """The runner killed a program's process group only on a timeout: a program that
+    left a background child got `ok` and the child kept running (and, holding the
+    program's output, made the run wait for the time limit)."""
+    import time
+    source, (leaving,) = _corpus(tmp_path, [("leaving", LEAVING_PROGRAM,
+                                             {"args": args, "timeout": 100})])
+    out = tmp_path / "out"
+    done = run.run_program(leaving, "run", source, out, timeout=120)
+    pid = int((out / "leaving" / "run" / "child.pid").read_text())
+    deadline = time.monotonic() + 10
+    while not _gone(pid):
+        assert time.monotonic() < deadline, f"the background child {pid} still runs"
+        time.sleep(0.05)
+    assert done.status == "ok" and done.seconds < 60
+    assert done.detail == run.LEFT_RUNNING
+    assert "started a background child" in (out / "leaving" / "run" / "output.txt").read_text()
+
+
 def test_the_command_names_unknown_programs_and_missing_folders(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         run.main(["--from", str(tmp_path), "--only", "nosuch"])

@@ -265,6 +265,39 @@ def staged_results(out):
             for name in os.listdir(staging) if name.endswith(".result.json")]
 
 
+def encode_leaving_a_child(item):
+    """``encode``, also starting a process that outlives the task (its pid in a file
+    named by the item, in the folder given by the item's path)."""
+    folder, i = item
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    (folder / f"{i}.pid").write_text(str(child.pid))
+    return encode(i)
+
+
+@pytest.mark.timeout(120)
+def test_what_a_tasks_function_leaves_running_ends_with_the_conversion(tmp_path):
+    """A worker is the leader of a process group of its own: what a task's function
+    started and left running ends when the worker is stopped."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    sharded.write_sharded([(pids, i) for i in range(4)], tmp_path / "out" / "t.tfrecord", 2,
+                          workers=2, encode=encode_leaving_a_child)
+    started = [int(path.read_text()) for path in pids.iterdir()]
+    assert len(started) == 4
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in started):
+        assert time.monotonic() < deadline, "a process a task started still runs"
+        time.sleep(0.05)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 @pytest.mark.timeout(90)
 def test_sigkilled_run_leaves_no_process_and_is_resumed(tmp_path):
     out, log = tmp_path / "out", tmp_path / "log"

@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection, wait
 
 import cloudpickle
 
+from tf1compat import _process_groups as process_groups
 from tf1compat._checks import check_non_negative_int
 from tf1compat.convert.plan import write_shard
 
@@ -55,7 +56,7 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root,
                                                           env.get("PYTHONPATH")]))
         try:
-            self.process = subprocess.Popen(
+            self.process = process_groups.start(
                 [sys.executable, "-m", "tf1compat.convert._worker"],
                 stdin=task_read, stdout=result_write, env=env)
         except BaseException:
@@ -81,14 +82,14 @@ class _Worker:
         self.running.append(index)
 
     def stop(self):
-        """Close the pipes (the worker exits) and reap the process; kill it if it lingers."""
+        """Close the pipes (the worker exits) and reap the process, then end what is left
+        of its process group (a process a task's function started, the worker itself if
+        it lingers)."""
         self.tasks.close()
         self.results.close()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        process_groups.end(self.process, grace=0)
 
     def describe_death(self):
         try:
