@@ -362,6 +362,80 @@ def test_check_never_opens_a_fifo_nor_reads_a_huge_file(tmp_path, capsys):
     assert capsys.readouterr().out.startswith(pipe)
 
 
+def _generated_module(path, size):
+    """A generated module of about ``size`` bytes, as tools write them (weights as
+    literals): TensorFlow imported and aliased, one list literal of a third of the size
+    (one statement, the parser's worst case), small functions and assignments, a
+    multi-line string holding code at column 0, and a finding at its end."""
+    row = ", ".join(f"{i * 0.001:.6f}" for i in range(100))
+    with open(path, "w") as f:
+        f.write('import tensorflow as tf\nslim = tf.contrib.slim\nDOC = """\n'
+                'import tensorflow as tf\ntf.contrib.quantize.in_a_string()\n"""\n')
+        f.write("WEIGHTS = [\n" + f"    {row},\n" * (size // 3 // (len(row) + 6)) + "]\n")
+        block = "".join(f"def layer_{i}(x):\n    return x * {i}\n\nw_{i} = [{row}]\n"
+                        for i in range(100))
+        while f.tell() < size:
+            f.write(block)
+        f.write("graph = tf.contrib.quantize.create_training_graph()\n")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_check_reads_a_generated_module_in_little_memory_file_by_file(tmp_path):
+    """A 50 MB module (under check's 64 MB cap) needed 13.9 GB and 2 min 15 s, or died
+    with MemoryError under a 2 GiB limit and the other files' findings were never
+    printed. Under a real 2 GiB address-space limit: every file's findings, in order,
+    and the finding at the generated module's end at its line."""
+    import resource
+    import time
+    (tmp_path / "a_old.py").write_text("import tensorflow as tf\ntf.contrib.quantize.x()\n")
+    _generated_module(tmp_path / "b_generated.py", 50 << 20)
+    (tmp_path / "c_old.py").write_text("import tensorflow as tf\ntf.contrib.quantize.y()\n")
+    (tmp_path / "d_deep.py").write_text("x = " + "+".join(["1"] * 100_000) + "\n")
+    lines = (tmp_path / "b_generated.py").read_text().count("\n")
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "tf1compat", "check", str(tmp_path)],
+                         capture_output=True, text=True, timeout=280, preexec_fn=limited)
+    assert time.monotonic() - started < 240
+    assert run.returncode == 1 and run.stderr == "", run.stderr[-2000:]
+    out = run.stdout.splitlines()
+    assert [line.split(": ")[0] for line in out[:4]] == [
+        f"{tmp_path / 'a_old.py'}:2", f"{tmp_path / 'b_generated.py'}:{lines}",
+        f"{tmp_path / 'c_old.py'}:2", f"{tmp_path / 'd_deep.py'}:1"]
+    assert out[1].endswith("(tfmot.quantization.keras.quantize_model)")
+    assert out[3].endswith("cannot parse: too large or too deeply nested for Python's parser "
+                           "(RecursionError)")
+    assert out[4] == ("4 file(s) checked: 3 unsupported name(s) in 3 file(s); 1 file(s) could "
+                      "not be read or parsed")
+
+
+def test_a_large_file_is_checked_statement_by_statement_as_a_whole_one(tmp_path, monkeypatch):
+    """What the statement-by-statement reading of a large file finds is what parsing
+    it whole finds: the tests' own files (programs in strings, decorators, if/else,
+    try/except at the top level) and a syntax error's line in a statement naming
+    TensorFlow (one naming none is not parsed)."""
+    import glob
+
+    from tf1compat.v1 import check
+    files = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "*.py")))
+    broken = tmp_path / "broken.py"
+    broken.write_text("import tensorflow as tf\nx = tf.contrib.slim\n\ndef f(x=tf.zeros:\n"
+                      "    pass\n")
+    for path in [*files, str(broken)]:
+        found = []
+        for whole in (1 << 20, 0):
+            monkeypatch.setattr(check, "WHOLE_FILE_BYTES", whole)
+            try:
+                found.append(check.check_file(path))
+            except check.UnparsableFileError as e:
+                found.append(str(e))
+        assert found[0] == found[1], path
+    assert found[0].startswith(f"{broken}:4: cannot parse: ")
+
+
 # Keras 2 names (tf.layers, tf.nn.rnn_cell, tf.contrib.keras, tf.contrib.rnn's cells)
 # work in run mode with tf-keras; tf.estimator does not.
 KERAS2_PROGRAM = """\

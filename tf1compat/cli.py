@@ -500,14 +500,16 @@ def _add_check(subparsers):
 
 
 def _run_check(args):
-    from tf1compat.v1.check import check_paths
+    from tf1compat.v1.check import CheckReport, iter_checked
+    report = CheckReport([], [], [])
     try:
-        report = check_paths(args.paths)
+        for path, findings, unparsed in iter_checked(args.paths):   # file by file
+            for entry in filter(None, [unparsed, *findings]):
+                print(entry, flush=True)
+            report.add(path, findings, unparsed)
     except FileNotFoundError as e:
         print(f"tf1compat {e}", file=sys.stderr)
         return 2
-    for line in report.lines():
-        print(line)
     print(report.summary())
     return 1 if report.findings or report.unparsed else 0
 

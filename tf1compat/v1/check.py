@@ -21,8 +21,11 @@ import dataclasses
 import functools
 import importlib.machinery
 import importlib.util
+import io
 import os
+import re
 import stat
+import tokenize
 
 from tf1compat._versions import keras2_install_command
 from tf1compat.v1.contrib_table import (
@@ -34,7 +37,7 @@ from tf1compat.v1.keras2 import keras2_installed
 from tf1compat.v1.proxy import tf1_name
 from tf1compat.v1.tf1_names import recorded_names
 
-__all__ = ["Finding", "Unparsed", "CheckReport", "check_file", "check_paths",
+__all__ = ["Finding", "Unparsed", "CheckReport", "check_file", "check_paths", "iter_checked",
            "iter_python_files", "iter_program_files", "name_problem"]
 
 _PRIVATE = ("python", "core")
@@ -86,6 +89,13 @@ class CheckReport:
     findings: list
     unparsed: list
 
+    def add(self, path, findings, unparsed=None):
+        """Record the check of ``path``: its findings, or its :class:`Unparsed` record."""
+        self.files.append(path)
+        self.findings.extend(findings)
+        if unparsed is not None:
+            self.unparsed.append(unparsed)
+
     def lines(self):
         """Each finding and unparsed file as a line, file by file in checking order."""
         by_path = {}
@@ -115,16 +125,18 @@ def iter_program_files(folder):
 def iter_python_files(paths):
     """The ``.py`` files under ``paths`` (files are taken as given), sorted per
     folder (:func:`iter_program_files`). A path that does not exist raises
-    ``FileNotFoundError``."""
+    ``FileNotFoundError`` before any file is yielded."""
+    paths = list(paths)
+    for path in paths:
+        if not os.path.lexists(path):
+            raise FileNotFoundError(f"check: {os.fspath(path)!r} does not exist")
     for path in paths:
         if os.path.isfile(path):
             yield os.fspath(path)
         elif os.path.isdir(path):
             yield from (f for f in iter_program_files(path) if f.endswith(".py"))
-        elif os.path.lexists(path):  # a FIFO, device or dangling link: check_file says which
+        else:  # a FIFO, device or dangling link: check_file says which
             yield os.fspath(path)
-        else:
-            raise FileNotFoundError(f"check: {os.fspath(path)!r} does not exist")
 
 
 LARGEST_SOURCE = 64 << 20  # bytes; a larger file is no program source check reads
@@ -321,9 +333,82 @@ class _TensorFlowNames(ast.NodeVisitor):
         self._report(node, dotted, name_problem(dotted))
 
 
-def check_file(path):
-    """The findings of one Python file, in line order. A file that cannot be read
-    or is not valid Python 3 raises :class:`UnparsableFileError` saying where and why."""
+# A larger file (a generated module: weights, tables) is parsed statement by statement:
+# Python's parser needs about 280 bytes of memory per byte of such source (a 50 MB
+# module, 14 GB), and a statement that names no TensorFlow alias cannot matter here.
+WHOLE_FILE_BYTES = 1 << 20
+# What splits a module into its top-level statements: comments, strings (whatever
+# newlines they hold), brackets (a statement goes on inside them), a line continued
+# by a backslash, and a newline before a line that starts at column 0.
+_SCAN = re.compile(r"""
+    \#[^\n]*
+  | [rRbBuUfF]{0,2}(?: '''(?:\\.|[^\\])*?''' | \"\"\"(?:\\.|[^\\])*?\"\"\"
+                     | '(?:\\.|[^\\'\n])*' | "(?:\\.|[^\\"\n])*" )
+  | [\[({\])}]
+  | \\\n
+  | \n(?=[^\s#])
+""", re.VERBOSE | re.DOTALL)
+_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")  # no statement of their own
+
+
+def _top_level_statements(text):
+    """``(start, end)`` offsets of the top-level statements of ``text`` (a comment or
+    blank lines go with the statement before them)."""
+    depth = start = 0
+    for match in _SCAN.finditer(text):
+        first = match.group()[0]
+        if first in "([{":
+            depth += 1
+        elif first in ")]}":
+            depth = max(0, depth - 1)
+        elif first == "\n" and not depth and not _CONTINUATION.match(text, match.end()):
+            yield start, match.end()
+            start = match.end()
+    yield start, len(text)
+
+
+def _statement_trees(text, path, names):
+    """The syntax trees, line numbers as in ``text``, of its top-level statements that
+    name ``tensorflow`` or one of ``names.aliases`` (a statement that names neither can
+    add no alias and no finding, so it is not parsed). Statements are split where the
+    scan says one ends; where that was wrong (a piece does not parse), the piece grows
+    by the next ones, parsed again each time it has doubled, until it parses; at the
+    end of the file the SyntaxError stands, with its line in ``text``."""
+    line = offset = 0      # newlines before ``offset``
+    begin = tried = None   # a piece that did not parse yet, and its size when tried
+    for start, end in _top_level_statements(text):
+        if begin is None:
+            begin = start
+        piece = text[begin:end]
+        last = end == len(text)
+        if tried is None and not _mentions(names).search(piece):
+            begin = None
+            continue
+        if tried is not None and len(piece) < 2 * tried and not last:
+            continue
+        line += text.count("\n", offset, begin)
+        offset = begin
+        try:
+            tree = ast.parse(piece, filename=path)
+        except SyntaxError as e:
+            if last:
+                e.lineno = (e.lineno or 1) + line
+                raise
+            tried = len(piece)
+            continue
+        ast.increment_lineno(tree, line)
+        yield tree
+        begin = tried = None
+
+
+def _mentions(names):
+    """A regular expression finding ``tensorflow`` or one of ``names``' aliases."""
+    words = sorted({"tensorflow", *names.aliases})
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b")
+
+
+def _read_source(path):
+    """The bytes of the Python file ``path``, or UnparsableFileError saying why not."""
     try:
         found = os.stat(path)
         if not stat.S_ISREG(found.st_mode):
@@ -334,26 +419,55 @@ def check_file(path):
                 path, 0, f"{found.st_size:,} bytes, more than a Python file's "
                          f"{LARGEST_SOURCE:,}: not read"))
         with open(path, "rb") as f:
-            source = f.read()
+            return f.read()
     except OSError as e:
         raise UnparsableFileError(Unparsed(path, 0, e.strerror or str(e))) from e
+
+
+def check_file(path):
+    """The findings of one Python file, in line order. A file that cannot be read or
+    is not valid Python 3 raises :class:`UnparsableFileError` saying where and why; so
+    does one too large or deeply nested for Python's parser. A file larger than
+    ``WHOLE_FILE_BYTES`` is parsed statement by statement (see
+    :func:`_statement_trees`): a syntax error in a statement naming no TensorFlow
+    alias is not seen there."""
+    source = _read_source(path)
+    names = _TensorFlowNames(path)
     try:
-        tree = ast.parse(source, filename=path)
+        if len(source) <= WHOLE_FILE_BYTES:
+            names.visit(ast.parse(source, filename=path))
+        else:
+            text = source.decode(tokenize.detect_encoding(io.BytesIO(source).readline)[0])
+            del source
+            for tree in _statement_trees(text, path, names):
+                names.visit(tree)
     except SyntaxError as e:  # also a binary file's null bytes
         raise UnparsableFileError(Unparsed(path, e.lineno or 1, e.msg)) from e
-    names = _TensorFlowNames(path)
-    names.visit(tree)
+    except (UnicodeDecodeError, LookupError) as e:    # its coding line or its bytes
+        raise UnparsableFileError(Unparsed(path, 1, f"cannot decode it: {e}")) from e
+    except (MemoryError, RecursionError) as e:
+        raise UnparsableFileError(Unparsed(
+            path, 1, f"too large or too deeply nested for Python's parser "
+                     f"({type(e).__name__})")) from None
     return sorted(names.findings.values(), key=lambda f: (f.line, f.name))
+
+
+def iter_checked(paths):
+    """``(path, findings, unparsed)`` for each Python file under ``paths``, as each is
+    checked (``unparsed`` the :class:`Unparsed` record of a file that cannot be read
+    or parsed, else None), so a caller can report file by file. A path that does not
+    exist raises ``FileNotFoundError`` before any file is checked."""
+    for path in iter_python_files(paths):
+        try:
+            yield path, check_file(path), None
+        except UnparsableFileError as e:
+            yield path, [], e.unparsed
 
 
 def check_paths(paths):
     """A :class:`CheckReport` for the Python files under ``paths``; a file that cannot
     be read or parsed is listed in ``unparsed`` and the others are still checked."""
-    files = list(iter_python_files(paths))
-    findings, unparsed = [], []
-    for path in files:
-        try:
-            findings.extend(check_file(path))
-        except UnparsableFileError as e:
-            unparsed.append(e.unparsed)
-    return CheckReport(files, findings, unparsed)
+    report = CheckReport([], [], [])
+    for path, findings, unparsed in iter_checked(paths):
+        report.add(path, findings, unparsed)
+    return report
