@@ -247,6 +247,35 @@ def test_a_live_conversion_into_the_prefix_is_named(s3, bucket):
     assert s3.exists(f"{bucket}/busy/{MANIFEST}")
 
 
+def test_of_two_conversions_started_at_once_at_most_one_goes_ahead(s3, bucket):
+    """An object store has no create-if-absent: run A lists the prefix (nobody there),
+    run B then lists it too, writes its owner and goes ahead, and A writes its owner.
+    Both went ahead, and each commit's stale-shard sweep could delete the other's
+    fresh shards (two --shards counts into one folder). A now sees B and withdraws."""
+    from tf1compat.convert.objstore import ObjectStaging
+    url = f"s3://{bucket}/race"
+    first = ObjectStaging(url, "a" * 64, what="conversion A")
+    second = ObjectStaging(url, "b" * 64, what="conversion B")
+    listing, listed = first._stagings, []
+
+    def list_then_let_the_other_in():
+        found = listing()
+        if not listed:
+            listed.append(found)
+            second.__enter__()          # B goes ahead while A is between list and write
+        return found
+    first._stagings = list_then_let_the_other_in
+    with pytest.raises(BlockingIOError, match=r"another tf1compat conversion is writing "
+                                              r"here \(conversion B, pid \d+"):
+        first.__enter__()
+    assert listed == [[]]
+    s3.invalidate_cache()
+    assert not s3.exists(f"{bucket}/race/.tf1compat-staging-{'a' * 16}/.owner.json")
+    second.__exit__(None, None, None)
+    with ObjectStaging(url, "a" * 64, what="conversion A"):    # alone now: it goes ahead
+        pass
+
+
 def test_a_missing_bucket_is_named(s3, capsys, tmp_path):
     source = cifar10.make_synthetic(tmp_path, 10, 10, seed=1)
     assert cli.main(["convert-cifar10", str(source), "s3://no-such-bucket/c", "--quiet"]) == 2

@@ -21,9 +21,11 @@ has no rename and no lock: the counterpart of :mod:`.staging` for output URLs.
 - Liveness without locks: a run's ``.owner.json`` holds a lease it renews every
   ``_LEASE_SECONDS / 3`` seconds; staging whose lease ran out, or whose owner was a
   process of this machine that is gone, belongs to a dead run (resumed by a run of the
-  same plan, finished if journaled, else removed). Two runs
-  starting within the same second can both go ahead: an object store has no atomic
-  create-if-absent that fsspec offers for every store.
+  same plan, finished if journaled, else removed). An object store has no atomic
+  create-if-absent that fsspec offers for every store, so a run looks at the prefix
+  again after writing its owner and withdraws if another live run is there: of two
+  runs started at once, at most one goes ahead (both may withdraw; with ``wait`` they
+  try again at random times).
 """
 
 import contextlib
@@ -165,6 +167,14 @@ class ObjectStaging(Staging):
         if self.fs.exists(f"{self._own}/{_JOURNAL}"):
             _roll_forward(self.fs, self._own, self._base)  # a killed run was committing
         self._write_owner(time.time() + _LEASE_SECONDS)
+        # No create-if-absent: a run that listed before this owner was written may have
+        # gone ahead too. Each looks again after writing its own; one that sees another
+        # live run withdraws (of two at once, at most one goes ahead).
+        rivals = [staging for staging in self._stagings() if staging != self._own
+                  and (owner := self._owner(staging)) is not None and _alive(owner)]
+        if rivals:
+            _remove(self.fs, f"{self._own}/{_OWNER}")
+            self._refuse(rivals[0])
 
     def _write_owner(self, expires):
         write_json(f"{self.path}/{_OWNER}", {
