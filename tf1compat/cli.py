@@ -485,7 +485,12 @@ def _exit_leaving_sessions(status):
     ran), but some of its sessions may still be closing in the background: after an
     interrupted step (a py_func, a reader) or a stalled read on the tf.data service
     (its client waits on the service). Python's own exit would wait for them while it
-    frees the sessions."""
+    frees the sessions. What the program's multiprocessing objects hold is let go first,
+    as Python's exit does (a semaphore left registered is a 'leaked semaphore' warning
+    from multiprocessing's resource tracker after the error line)."""
+    multiprocessing_util = sys.modules.get("multiprocessing.util")
+    if multiprocessing_util is not None:
+        multiprocessing_util._run_finalizers(0)   # noqa: SLF001 - the first step of its exit
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
