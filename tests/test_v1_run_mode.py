@@ -295,14 +295,16 @@ def test_check_imports_no_tensorflow(tmp_path):
 def test_the_recorded_names_are_the_installed_tensorflows():
     """The record check reads is run mode's tensorflow as this TensorFlow, tf-slim and
     tf-keras give it (and the names that need tf-keras); when they change, this names
-    the modules and names that differ (rewrite the record with `python -m
-    tf1compat.v1.tf1_names`). Recorded in fresh processes, as that command does: a
-    submodule other tests imported (tf_slim.layers' sparse_ops) would show as a name of
-    its package."""
-    from tf1compat.v1.tf1_names import record_run_mode_names, recorded_names
+    the modules and names that differ (rewrite the installed minor's record with
+    `python -m tf1compat.v1.tf1_names`). Recorded in fresh processes, as that command
+    does: a submodule other tests imported (tf_slim.layers' sparse_ops) would show as a
+    name of its package."""
+    from tf1compat._versions import minor_version
+    from tf1compat.v1.tf1_names import record_run_mode_names, recorded_minors, recorded_names
 
     recorded, now = recorded_names(), record_run_mode_names()
-    assert recorded["tensorflow"] == now["tensorflow"]
+    assert minor_version(now["tensorflow"]) in recorded_minors()
+    assert minor_version(recorded["tensorflow"]) == minor_version(now["tensorflow"])
     for part in ("modules", "without_keras2"):
         old, new = recorded[part], now[part]
         changed = {module: sorted(set(old.get(module, {}).items())
@@ -311,6 +313,38 @@ def test_the_recorded_names_are_the_installed_tensorflows():
         assert changed == {}, part
     assert "dense" in now["modules"]["tensorflow.layers"]          # Keras 2's tf.layers
     assert "dense" in now["without_keras2"]["tensorflow.layers"]   # not Keras 3's
+
+
+def test_the_record_holds_each_tensorflow_minor_exactly():
+    """The stored file keeps the newest minor whole and each older one as changes to
+    it; every minor's record reads back as it was written, whichever order they came
+    in, and a minor not recorded reads as the newest."""
+    from tf1compat.v1.tf1_names import _minor_record, _stored_with
+
+    newest = {"tensorflow": "2.21.0",
+              "modules": {"tensorflow": {"image": "m:tensorflow.image", "layers": ""},
+                          "tensorflow.image": {"decode_webp": "", "resize": ""},
+                          "tensorflow.new": {"x": ""}},
+              "without_keras2": {"tensorflow.layers": {"dense": ""}}}
+    oldest = {"tensorflow": "2.16.1",
+              "modules": {"tensorflow": {"image": "m:tensorflow.image", "layers": "o"},
+                          "tensorflow.image": {"resize": "", "resize_area": ""},
+                          "tensorflow.gone": {"y": ""}},
+              "without_keras2": {}}
+    middle = {"tensorflow": "2.18.0", "modules": newest["modules"],
+              "without_keras2": {"tensorflow.layers": {"dense": "", "conv2d": ""}}}
+    for order in ([newest, oldest, middle], [oldest, middle, newest], [middle, newest, oldest]):
+        stored = None
+        for record in order:
+            stored = _stored_with(stored, record)
+        assert stored["tensorflow"] == "2.21.0" and sorted(stored["older"]) == ["2.16", "2.18"]
+        for record in (newest, oldest, middle):
+            minor = ".".join(record["tensorflow"].split(".")[:2])
+            assert _minor_record(stored, minor) == record
+        assert _minor_record(stored, "2.22") == newest
+    again = _stored_with(stored, {**oldest, "tensorflow": "2.16.2"})  # replaces 2.16's
+    assert _minor_record(again, "2.16")["tensorflow"] == "2.16.2"
+    assert sorted(again["older"]) == ["2.16", "2.18"]
 
 
 def test_check_leaves_underscore_names_alone(tmp_path, capsys):

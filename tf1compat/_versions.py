@@ -10,7 +10,7 @@ it would bring a second TensorFlow, so it goes in with ``pip install --no-deps``
 from importlib import metadata
 
 __all__ = ["TENSORFLOW_DISTRIBUTIONS", "installed_version", "tensorflow_version",
-           "keras2_requirement", "keras2_install_command", "describe_installed"]
+           "minor_version", "keras2_requirement", "keras2_install_command", "describe_installed"]
 
 # the distributions that install the `tensorflow` package
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-macos",
@@ -32,14 +32,18 @@ def tensorflow_version():
     return installed_version(*TENSORFLOW_DISTRIBUTIONS)
 
 
+def minor_version(version: str) -> str:
+    """``"2.16"`` for ``"2.16.2"`` (release candidates too: ``"2.20"`` for ``"2.20.0rc1"``)."""
+    return ".".join(version.split(".")[:2])
+
+
 def keras2_requirement():
     """The tf-keras requirement matching the installed TensorFlow's minor version
     (``tf-keras~=2.16.0`` for TensorFlow 2.16.2); ``tf-keras`` without TensorFlow."""
     version = tensorflow_version()
     if version is None:
         return "tf-keras"
-    major, minor = version.split(".")[:2]
-    return f"tf-keras~={major}.{minor}.0"
+    return f"tf-keras~={minor_version(version)}.0"
 
 
 def keras2_install_command() -> str:

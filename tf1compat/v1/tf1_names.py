@@ -3,10 +3,18 @@ no TensorFlow.
 
 :func:`record_names` walks run mode's ``tensorflow`` module (it imports TensorFlow)
 and returns, for each module of the tree, its public names and what each is. The
-record for the TensorFlow tf1compat is tested with is ``tf1_names.json.gz`` next
-to this file (written by ``python -m tf1compat.v1.tf1_names``); :func:`recorded_names`
-reads it. A test records the installed TensorFlow's and compares, so a new
-TensorFlow that changes the names fails by name.
+record stored with tf1compat is ``tf1_names.json.gz`` next to this file: one per
+TensorFlow minor version of the supported range (:func:`recorded_minors`), each
+written by ``python -m tf1compat.v1.tf1_names`` in an environment of that TensorFlow
+(it adds or replaces the installed minor's). :func:`recorded_names` gives the
+installed TensorFlow's (read from its distribution's metadata, TF-free), the newest
+minor's when none or an unrecorded one is installed. A test records the installed
+TensorFlow's and compares, so a TensorFlow that changes the names fails by name.
+
+The file holds the newest minor's record whole and, under ``"older"``, each older
+minor's differences from it (a module or name set to null: not in that minor): the
+minors differ by a few dozen names TensorFlow added (``tf.image.decode_webp`` since
+2.17, ...), so a second whole record per minor would repeat thousands of names.
 
 A module's entry maps each name to ``"m:<dotted name>"`` (a module of the tree,
 listed under that name), ``"o"`` (a module of another package, tf-slim's
@@ -35,10 +43,11 @@ import subprocess
 import sys
 import types
 
-from tf1compat._versions import keras2_install_command
+from tf1compat._versions import keras2_install_command, minor_version, tensorflow_version
 from tf1compat.v1.keras2 import KERAS2_VARIABLE, keras2_installed
 
-__all__ = ["record_names", "record_run_mode_names", "recorded_names", "RECORD_PATH"]
+__all__ = ["record_names", "record_run_mode_names", "recorded_names", "recorded_minors",
+           "RECORD_PATH"]
 
 RECORD_PATH = os.path.join(os.path.dirname(__file__), "tf1_names.json.gz")
 _NOT_WALKED = frozenset({"tensorflow.compat.v2"})
@@ -161,15 +170,98 @@ def record_run_mode_names():
     return record
 
 
+_PARTS = ("modules", "without_keras2")
+
+
+def _minor_key(minor):
+    return tuple(int(part) for part in minor.split("."))
+
+
+def _difference(newest, older):
+    """``older``'s part (``{module: {name: kind}}``) as changes to ``newest``'s: a
+    module or name mapped to None is not in ``older``."""
+    changes = {}
+    for module in newest.keys() | older.keys():
+        if module not in older:
+            changes[module] = None
+        elif module not in newest:
+            changes[module] = older[module]
+        elif newest[module] != older[module]:
+            new, old = newest[module], older[module]
+            changes[module] = {name: old.get(name) for name in new.keys() | old.keys()
+                               if new.get(name) != old.get(name)}
+    return changes
+
+
+def _with_changes(newest, changes):
+    """``newest``'s part with :func:`_difference`'s ``changes`` made."""
+    part = {module: dict(entry) for module, entry in newest.items()}
+    for module, entry in changes.items():
+        if entry is None:
+            part.pop(module, None)
+            continue
+        target = part.setdefault(module, {})
+        for name, kind in entry.items():
+            if kind is None:
+                target.pop(name, None)
+            else:
+                target[name] = kind
+    return part
+
+
+def _minor_record(stored, minor):
+    """The record of TensorFlow ``minor`` in the ``stored`` file's data (the newest's
+    when that minor is not recorded)."""
+    changes = stored.get("older", {}).get(minor)
+    if changes is None:
+        return {key: stored[key] for key in ("tensorflow", *_PARTS)}
+    return {"tensorflow": changes["tensorflow"],
+            **{part: _with_changes(stored[part], changes[part]) for part in _PARTS}}
+
+
+def _stored_with(stored, record):
+    """The file's data with ``record`` (of one TensorFlow) added, or replacing the
+    record of its minor version."""
+    records = {minor_version(record["tensorflow"]): record}
+    if stored is not None:
+        for minor in [minor_version(stored["tensorflow"]), *stored.get("older", {})]:
+            records.setdefault(minor, _minor_record(stored, minor))
+    newest_minor = max(records, key=_minor_key)
+    newest = records.pop(newest_minor)
+    older = {minor: {"tensorflow": other["tensorflow"],
+                     **{part: _difference(newest[part], other[part]) for part in _PARTS}}
+             for minor, other in records.items()}
+    return {**newest, "older": older}
+
+
 @functools.cache
-def recorded_names():
-    """The record stored with tf1compat (see the module docstring)."""
+def _stored():
     with gzip.open(RECORD_PATH, "rt", encoding="utf-8") as f:
         return json.load(f)
 
 
+def recorded_minors():
+    """The TensorFlow minor versions the stored record holds, oldest first."""
+    stored = _stored()
+    return sorted([minor_version(stored["tensorflow"]), *stored.get("older", {})],
+                  key=_minor_key)
+
+
+@functools.cache
+def recorded_names():
+    """The stored record of the installed TensorFlow's minor version (see the module
+    docstring): ``{"tensorflow": version, "modules": ..., "without_keras2": ...}``."""
+    installed = tensorflow_version()
+    return _minor_record(_stored(), minor_version(installed) if installed else "")
+
+
 def _write_record(path=RECORD_PATH):
-    data = json.dumps(record_run_mode_names(), sort_keys=True, separators=(",", ":"))
+    stored = None
+    if os.path.exists(path):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            stored = json.load(f)
+    data = json.dumps(_stored_with(stored, record_run_mode_names()), sort_keys=True,
+                      separators=(",", ":"))
     with gzip.GzipFile(path, "wb", mtime=0) as f:  # the same bytes for the same names
         f.write(data.encode("utf-8"))
 
