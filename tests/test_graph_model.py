@@ -46,7 +46,8 @@ _NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIX
                  "NO_QUEUE_RUNNERS_NOTICE", "PARSE_KEY_KINDS", "PARSE_NUM_SPARSE",
                  "QUEUE_END_MESSAGE", "IF_OUTPUT_TYPES", "IF_INLINED", "PARSE_DENSE_TYPES",
                  "PARSE_DENSE_SHAPES", "TYPE_ATTRIBUTE", "DTYPE_ATTRIBUTE", "CONST_VALUE",
-                 "COLOCATION", "ITERATOR_ELEMENT_ATTRIBUTES", "DECODE_RAW_ATTRIBUTES"}
+                 "COLOCATION", "ITERATOR_ELEMENT_ATTRIBUTES", "DECODE_RAW_ATTRIBUTES",
+                 "TENSORFLOW_LOG_LINES", "END_OF_INPUT", "FIRST_SESSION_RUN"}
 
 
 def _op_type_names():
@@ -435,6 +436,52 @@ def test_a_closed_batching_queue_ends_with_the_queue_end_message():
         kind=op_types.queue_kind(queue.queue_ref.op), name="NAME", requested=4, size=2))
     assert re.search(expected.replace("NAME", r"(_\d+_)?short"), caught.value.message), \
         caught.value.message
+
+
+# ------------------------------------------------------------ TensorFlow's own log lines
+
+LOGGING_PIPELINE = """
+import tensorflow as tf
+import tf1compat as tc
+with tc.legacy_graph():
+    row = tc.input_producer(tf.range(4), num_epochs=1, shuffle=False).dequeue()
+    print(sum(len(b) for b in tc.SessionIterator(tc.batch(row, 2))))
+"""
+
+
+@pytest.mark.slow
+def test_the_installed_tensorflow_writes_the_log_lines_of_its_release():
+    """Each row of TENSORFLOW_LOG_LINES is written by the installed TensorFlow exactly
+    when the row names its minor version: a pipeline read to its end in a new process
+    (its first session run, steps ending at the end of input), everything shown
+    (TF1COMPAT_VERBOSE=1) at the quiet start-up's TF_CPP_MIN_LOG_LEVEL=1."""
+    from tf1compat._versions import minor_version
+
+    result = subprocess.run([sys.executable, "-c", LOGGING_PIPELINE], capture_output=True,
+                            text=True, timeout=120,
+                            env={**os.environ, "TF1COMPAT_VERBOSE": "1",
+                                 "TF_CPP_MIN_LOG_LEVEL": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["4"]
+    minor, lines = minor_version(tf.__version__), result.stderr.splitlines()
+    for row in op_types.TENSORFLOW_LOG_LINES:
+        written = [line for line in lines if re.fullmatch(row.pattern, line)]
+        assert bool(written) == (minor in row.minors), (minor, row, result.stderr)
+    assert bool(op_types.log_lines(minor)) == any(
+        minor in row.minors for row in op_types.TENSORFLOW_LOG_LINES)
+
+
+def test_log_lines_of_a_release_and_a_time():
+    end = ("2026-11-28 20:44:29.118253: W tensorflow/core/framework/local_rendezvous.cc:404] "
+           "Local rendezvous is aborting with status: OUT_OF_RANGE: Reached limit of 1")
+    mlir = ("I0000 00:00:1795899448.787223   18260 mlir_graph_optimization_pass.cc:437] "
+            "MLIR V1 optimization pass is not enabled")
+    assert re.fullmatch(op_types.log_lines("2.16"), end)
+    assert op_types.log_lines("2.16", (op_types.FIRST_SESSION_RUN,)) is None
+    assert re.fullmatch(op_types.log_lines("2.20"), mlir)
+    assert not re.fullmatch(op_types.log_lines("2.20"), end)
+    assert not re.fullmatch(op_types.log_lines("2.16"), end.replace(": W ", ": I "))
+    assert op_types.log_lines("2.17") is None and op_types.log_lines("2.21") is None
 
 
 def test_varying_ops_are_random_and_py_func_not_decoding_nor_an_if_holding_an_assert():

@@ -84,6 +84,94 @@ def test_a_missing_tensorflow_is_named(tmp_path):
     assert "no TensorFlow here" in result.stderr  # the cause, chained
 
 
+DROPPING = """
+    import os, sys
+    from tf1compat._tf import drop_lines
+    terminal = os.fstat(2).st_ino
+    first, second = drop_lines("NOISE .*"), drop_lines("NOISE .*")  # one filter for both
+    os.write(2, b"kept 1\\nNOISE a\\n\\t [[{{node x}}]]\\nkept 2\\n\\tkept, indented\\n")
+    os.write(2, b"progress 50%")
+    sys.stdin.readline()  # the test has read the unended line
+    os.write(2, b"\\rprogress 100%\\nWARNING: All log messages before absl::InitializeLog() "
+                b"is called are written to STDERR\\n")
+    first.undo()
+    first.undo()  # once only
+    os.write(2, b"NOISE b\\n")
+    second.undo()
+    os.write(2, b"NOISE after\\n")
+    print(os.fstat(2).st_ino == terminal)
+"""
+
+
+@pytest.mark.timeout(60)  # an unended line held back would block the read below
+def test_dropped_lines_leave_the_rest_as_it_comes_until_undone(tmp_path):
+    """drop_lines: a matching line and the tab-indented lines after it are left out,
+    TensorFlow's start-up notices too; everything else passes on at once, an unended
+    line (a progress bar's) included; uses at once share the filter, and after the
+    last undo() descriptor 2 is the one it was."""
+    package = tmp_path / "fake" / "tensorflow"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent(LOADS))
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
+    environment.update(PYTHONPATH=f"{package.parent}{os.pathsep}{ROOT}")
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(DROPPING)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=environment)
+    seen = b""
+    while not seen.endswith(b"progress 50%"):
+        chunk = child.stderr.read1(65536)
+        assert chunk, (seen, child.wait(60))
+        seen += chunk
+    out, err = child.communicate(b"go\n", timeout=60)
+    assert child.returncode == 0, seen + err
+    assert (seen + err).decode() == ("loading: a line of its own\nkept 1\nkept 2\n"
+                                     "\tkept, indented\nprogress 50%\rprogress 100%\n"
+                                     "NOISE after\n")
+    assert out.split() == [b"True"]
+
+
+INTERRUPTED = """
+    import os, sys, time
+    from tf1compat._tf import drop_lines
+    dropped = drop_lines("NOISE .*")
+    print("ready", flush=True)
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        os.write(2, b"NOISE x\\ninterrupted, said after Ctrl-C\\n")
+    dropped.undo()
+"""
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_leaves_the_filter_running(tmp_path):
+    """Ctrl-C at a terminal signals the whole foreground process group, the filter
+    process too: it goes on, so what the program says after it still prints."""
+    package = tmp_path / "fake" / "tensorflow"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(textwrap.dedent(LOADS))
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
+    environment.update(PYTHONPATH=f"{package.parent}{os.pathsep}{ROOT}")
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(INTERRUPTED)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=environment, start_new_session=True)  # a group of its own
+    assert child.stdout.readline() == b"ready\n"
+    os.killpg(child.pid, signal.SIGINT)  # the program and its filter, as a terminal does
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert err.decode() == "loading: a line of its own\ninterrupted, said after Ctrl-C\n"
+
+
+def test_verbose_drops_no_line(tmp_path):
+    result = run_with_fake_tensorflow(
+        tmp_path, LOADS, "import os; from tf1compat._tf import drop_lines; "
+        "dropped = drop_lines('NOISE .*'); os.write(2, b'NOISE shown\\n'); dropped.undo()",
+        TF1COMPAT_VERBOSE="1")
+    assert result.stderr.splitlines()[-1] == "NOISE shown"
+
+
 USER_PROGRAM = """
     import json, logging, os, sys, tempfile
     import absl.logging

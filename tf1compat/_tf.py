@@ -14,6 +14,11 @@ the user's settings (all of it off with ``TF1COMPAT_VERBOSE=1``).
   call that needs it runs); the logger's level, handlers and filters are otherwise as
   the user left them, and everything else logged to it (the user's warnings,
   notices for the user's own calls) appears as before.
+
+:func:`drop_lines` is the descriptor-2 filter for later: the pipeline drops the lines
+some TensorFlow releases write while its sessions run (the graph model's
+``op_types.TENSORFLOW_LOG_LINES``), and with them the start-up notices above, which
+some releases write at the first session run instead of at load.
 """
 
 import contextlib
@@ -28,14 +33,40 @@ VERBOSE = os.environ.get("TF1COMPAT_VERBOSE", "") not in ("", "0")
 _START_UP_NOISE = (
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|I\d{4} [\d:.]+ +\d+ port\.cc:\d+\] oneDNN custom operations are on\. .*")
+# Passes on what it reads as it comes, a line not ended yet too (a progress bar's),
+# and drops each whole line that is noise and the tab-indented lines right after it
+# (the ops of a status TensorFlow logs). TensorFlow writes a log line in one write,
+# which one read takes whole. It ignores the keys a terminal sends to its whole
+# foreground group (Ctrl-C, Ctrl-\): what the program says after them still prints.
 _LINE_FILTER = """\
-import re, sys
+import os, re, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+os.close(1)  # ready: the process that started it goes on
 noise = re.compile(sys.argv[1].encode())
-for line in sys.stdin.buffer:
-    if not noise.fullmatch(line.rstrip(b"\\r\\n")):
-        sys.stderr.buffer.write(line)
-        sys.stderr.buffer.flush()
+
+def put(data):
+    while data:
+        data = data[os.write(2, data):]
+
+pending, dropping, mid_line = b"", False, False
+while chunk := os.read(0, 1 << 20):
+    *lines, pending = (pending + chunk).split(b"\\n")
+    kept = []
+    for line in lines:
+        if not mid_line and (noise.fullmatch(line.rstrip(b"\\r"))
+                             or dropping and line.startswith(b"\\t")):
+            dropping = True
+            continue
+        kept.append(line + b"\\n")
+        dropping = mid_line = False
+    if pending and not (dropping and pending.startswith(b"\\t")):
+        kept.append(pending)
+        pending, dropping, mid_line = b"", False, True
+    put(b"".join(kept))
+put(pending)
 """
+_FILTER_WAIT = 5.0  # seconds closing waits for the filter (a child process may hold the pipe)
 _LIBRARIES = frozenset({"tensorflow", "tf_slim", "keras", "tf_keras", "logging", "absl"})
 
 
@@ -52,36 +83,96 @@ def _environment_default(name, value):
         os.environ.pop(name, None)
 
 
-@contextlib.contextmanager
-def _start_up_noise_dropped():
-    """Descriptor 2 through a filter process dropping ``_START_UP_NOISE`` lines."""
-    try:
-        saved = os.dup(2)
-    except OSError:  # no descriptor 2 to filter
-        yield
-        return
-    read_end, write_end = os.pipe()
-    try:
-        child = subprocess.Popen([sys.executable, "-I", "-S", "-c", _LINE_FILTER, _START_UP_NOISE],
-                                 stdin=read_end, stdout=subprocess.DEVNULL, stderr=saved)
-    except OSError:  # no interpreter to start (an embedded Python): no filtering
-        child = None
-    os.close(read_end)
-    if child is None:
-        os.close(write_end)
-        os.close(saved)
-        yield
-        return
-    sys.stderr.flush()
-    os.dup2(write_end, 2)
-    os.close(write_end)
-    try:
-        yield
-    finally:
+class _LineFilter:
+    """Descriptor 2 through a filter process dropping the lines ``pattern`` matches
+    whole, until :meth:`close`; nothing changes when there is no descriptor 2 to
+    filter or no interpreter to start (an embedded Python)."""
+
+    def __init__(self, pattern):
+        self._saved = self._child = None
+        try:
+            saved = os.dup(2)
+        except OSError:
+            return
+        read_end, write_end = os.pipe()
+        try:
+            child = subprocess.Popen([sys.executable, "-I", "-S", "-c", _LINE_FILTER, pattern],
+                                     stdin=read_end, stdout=subprocess.PIPE, stderr=saved)
+        except OSError:
+            os.close(write_end)
+            os.close(saved)
+            return
+        finally:
+            os.close(read_end)
+        with child.stdout:  # it ignores Ctrl-C before descriptor 2 goes through it
+            child.stdout.read()
         sys.stderr.flush()
-        os.dup2(saved, 2)  # the filter sees the end of its input, passes the rest, exits
-        os.close(saved)
-        child.wait()
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        self._saved, self._child = saved, child
+
+    def close(self):
+        """Descriptor 2 as it was; the filter passes on the rest and ends."""
+        if self._child is None:
+            return
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        try:
+            self._child.wait(_FILTER_WAIT)
+        except subprocess.TimeoutExpired:  # a child process still writes through it
+            pass
+        self._child = None
+
+
+class DroppedLines:
+    """One use of :func:`drop_lines`; :meth:`undo` ends it (once, from any thread)."""
+
+    def __init__(self, pattern):
+        self._pattern = pattern
+        self._done = pattern is None
+        if not self._done:
+            _acquire(pattern)
+
+    def undo(self):
+        with _FILTERS_LOCK:
+            if self._done:
+                return
+            self._done = True
+        _release(self._pattern)
+
+
+_FILTERS = {}  # pattern -> [_LineFilter, uses]
+_FILTERS_LOCK = threading.Lock()
+
+
+def _acquire(pattern):
+    with _FILTERS_LOCK:
+        entry = _FILTERS.get(pattern)
+        if entry is None:
+            entry = _FILTERS[pattern] = [_LineFilter(pattern), 0]
+        entry[1] += 1
+
+
+def _release(pattern):
+    with _FILTERS_LOCK:
+        entry = _FILTERS[pattern]
+        entry[1] -= 1
+        if entry[1]:
+            return
+        del _FILTERS[pattern]
+        entry[0].close()
+
+
+def drop_lines(pattern):
+    """Leave out of descriptor 2 the lines (and the tab-indented lines right after
+    each) that the regular expression ``pattern`` matches whole, and TensorFlow's
+    start-up notices, until the returned object's ``undo()``. Uses at the same time
+    with one pattern share one filter process. Nothing is dropped with
+    ``TF1COMPAT_VERBOSE`` set or a ``pattern`` of None."""
+    if VERBOSE or pattern is None:
+        return DroppedLines(None)
+    return DroppedLines(f"{_START_UP_NOISE}|{pattern}")
 
 
 def _not_a_notice_for_tf1compat(record):
@@ -102,7 +193,7 @@ try:
     with contextlib.ExitStack() as start_up:
         if not VERBOSE:
             start_up.enter_context(_environment_default("TF_CPP_MIN_LOG_LEVEL", "1"))
-            start_up.enter_context(_start_up_noise_dropped())
+            start_up.callback(DroppedLines(_START_UP_NOISE).undo)
         import tensorflow as tf
 except ImportError as e:
     raise ImportError(
@@ -140,4 +231,5 @@ def own_notices_dropped() -> Iterator[None]:
                 tf.get_logger().removeFilter(_not_a_notice_for_tf1compat)
 
 
-__all__ = ["tf", "v1", "VERBOSE", "own_notices_dropped"]
+__all__ = ["tf", "v1", "VERBOSE", "own_notices_dropped", "drop_lines",
+           "DroppedLines"]

@@ -10,7 +10,9 @@ the failing op and file), and stops and joins all its threads on every exit.
 Steps run in a helper thread while the consumer waits in Python, so Ctrl-C (or
 any signal handler) takes effect at once even while a step waits for data; a
 thread TensorFlow cannot cancel (a reader stuck opening a FIFO) is reported
-with a warning instead of making ``close()`` wait for it forever.
+with a warning instead of making ``close()`` wait for it forever. The lines the
+installed TensorFlow logs by itself at the end of input and at a process's first
+session run are left out of standard error meanwhile (:mod:`tf1compat.pipeline.tf_log`).
 """
 
 import queue
@@ -26,6 +28,7 @@ from tf1compat.pipeline.graph_model.index import files_read, graph_notes, queue_
 from tf1compat.pipeline.graph_model.structure import ancestors
 from tf1compat.pipeline.queues import check_reader_queues
 from tf1compat.pipeline.runner_errors import explain_runner_error, failing_op
+from tf1compat.pipeline.tf_log import session_lines_dropped
 
 __all__ = ["SessionIterator"]
 
@@ -111,13 +114,20 @@ class _StepThread:
 class _Running:
     """The live parts of a started iterator; shut down exactly once."""
 
-    def __init__(self, session, coordinator, runner_threads, step_thread):
+    def __init__(self, session, coordinator, runner_threads, step_thread, dropped_lines):
         self.session = session
         self.coordinator = coordinator
         self.runner_threads = runner_threads  # [(QueueRunner, Thread)]
         self.step_thread = step_thread
+        self.dropped_lines = dropped_lines  # TensorFlow's own lines, left out
 
     def shutdown(self, join_timeout):
+        try:
+            self._shut_down(join_timeout)
+        finally:
+            self.dropped_lines.undo()
+
+    def _shut_down(self, join_timeout):
         self.coordinator.request_stop()
         # Joined here, not with Coordinator.join: after that, a late error of a
         # thread that was stuck would be raised in that thread as a traceback.
@@ -209,17 +219,23 @@ class SessionIterator:
         with self._graph.as_default():
             init_ops = [v1.global_variables_initializer(),
                         v1.local_variables_initializer(), v1.tables_initializer()]
-        session = v1.Session(graph=self._graph, config=self._config)
+        dropped_lines = session_lines_dropped()
         try:
-            session.run(init_ops)
-            step = session.make_callable(self._fetches, accept_options=True)
+            session = v1.Session(graph=self._graph, config=self._config)
+            try:
+                session.run(init_ops)
+                step = session.make_callable(self._fetches, accept_options=True)
+            except BaseException:
+                session.close()
+                raise
         except BaseException:
-            session.close()
+            dropped_lines.undo()
             raise
         coordinator = v1.train.Coordinator()
         runner_threads = self._queue_runner_threads(session, coordinator)
         step_thread = _StepThread(f"{_THREAD_PREFIX}step")
-        self._running = _Running(session, coordinator, runner_threads, step_thread)
+        self._running = _Running(session, coordinator, runner_threads, step_thread,
+                                 dropped_lines)
         self._finalizer = weakref.finalize(self, self._running.shutdown, self._join_timeout)
         self._step = step
         try:  # owned before they start: Ctrl-C while starting them still stops them

@@ -15,7 +15,10 @@ that reach the program naming file, record and offset, and no silent hang.
   queues instead of leaving the program blocked forever.
   It also makes every session's ``run`` called from the main thread answer Ctrl-C
   and SIGTERM at once: the step runs in a helper thread while the main thread
-  waits in Python, where signal handlers run (TensorFlow's wait does not let them).
+  waits in Python, where signal handlers run (TensorFlow's wait does not let them);
+  the lines some TensorFlow releases log at a process's first session run are left
+  out (:func:`~tf1compat.pipeline.tf_log.first_run_lines_dropped`; the end-of-input
+  lines of TensorFlow 2.16 are hidden by ``tf1compat run``'s ``TF_CPP_MIN_LOG_LEVEL=2``).
 * Its ``Session`` / ``InteractiveSession`` (run mode's ``tf.Session``) raise a
   runner's explained error instead of "FIFOQueue ... is closed and has
   insufficient elements", and stop a ``run`` waiting on queues whose runners were
@@ -50,6 +53,7 @@ from tf1compat.pipeline.graph_model.index import (
     set_aside_runners,
 )
 from tf1compat.pipeline.runner_errors import explain_runner_error
+from tf1compat.pipeline.tf_log import first_run_lines_dropped
 
 __all__ = ["QUEUE_API", "BATCHING_NAMES", "QueueRuntime"]
 
@@ -197,10 +201,11 @@ def _run_answering_signals(original, runtime):
     def run(self, *args, **kwargs):
         runtime.serve_moved_queues(self, *_fetches_and_feeds(args, kwargs))
         try:
-            if threading.current_thread() is not threading.main_thread():
-                return original(self, *args, **kwargs)  # signals reach the main thread only
-            runtime.interrupted = False  # the program goes on after an interrupted step
-            return runtime.state(self).steps.call(original, self, *args, **kwargs)
+            with first_run_lines_dropped():  # what TensorFlow logs at a first run
+                if threading.current_thread() is not threading.main_thread():
+                    return original(self, *args, **kwargs)  # signals reach the main thread only
+                runtime.interrupted = False  # the program goes on after an interrupted step
+                return runtime.state(self).steps.call(original, self, *args, **kwargs)
         except tf.errors.OutOfRangeError as end:
             explained = queue_end_error(end, self.graph)  # --tf-data ends as the queue did
             if explained is None:

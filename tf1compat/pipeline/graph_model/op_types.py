@@ -2,12 +2,14 @@
 
 Op types (V2 ops take resource handles; the TF1-era ones, refs), the inputs
 they take by position and the attributes read (each behind an accessor the wings
-call: ``value_input(op)``, ``parse_records(parse)``, ...), and the texts of the error
-messages parsed. ``tests/test_graph_model.py`` checks each against TensorFlow.
+call: ``value_input(op)``, ``parse_records(parse)``, ...), the texts of the error
+messages parsed, and the lines TensorFlow logs by itself that differ between its
+releases (:data:`TENSORFLOW_LOG_LINES`). ``tests/test_graph_model.py`` checks each
+against TensorFlow.
 """
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from tf1compat._typing import NodeDef, Operation, Tensor
 
@@ -343,3 +345,45 @@ QUEUE_END_MESSAGE = ("{kind} '{name}' is closed and has insufficient elements "
                      "(requested {requested}, current size {size})")
 # A TFRecord reader's damage: the offset of the record, or of its data for a data CRC.
 RECORD_ERROR = re.compile(r"(corrupted|truncated) record at (\d+)")
+
+
+# ------------------------------------------------------ TensorFlow's own log lines
+# Lines some TensorFlow releases write to standard error by themselves while sessions
+# run, changing no result: tf1compat's sessions leave out the installed release's
+# (tf1compat.pipeline.tf_log), with TensorFlow's start-up notices (tf1compat._tf), which
+# the releases writing the first-run line write just before it instead of at load.
+END_OF_INPUT = "end of input"            # each step that ends with OUT_OF_RANGE
+FIRST_SESSION_RUN = "first session run"  # once per process
+
+
+class LogLine(NamedTuple):
+    """A line TensorFlow writes by itself: the regular expression it matches whole,
+    the minor versions that write it, and when (:data:`END_OF_INPUT`,
+    :data:`FIRST_SESSION_RUN`). The lines after it indented with a tab (the ops of a
+    status) belong to it."""
+
+    pattern: str
+    minors: frozenset[str]
+    when: str
+
+
+TENSORFLOW_LOG_LINES = (
+    # A step's aborted rendezvous: a WARNING on 2.16 (which TF_CPP_MIN_LOG_LEVEL=1,
+    # the quiet start-up's, shows), an INFO line from 2.17 on.
+    LogLine(r"[\d-]+ [\d:.]+: W tensorflow/core/framework/local_rendezvous\.cc:\d+\] "
+            r"Local rendezvous is aborting with status: .*", frozenset({"2.16"}), END_OF_INPUT),
+    # Logged through absl, before absl's logging is set up, so no TF_CPP_MIN_LOG_LEVEL
+    # hides it; 2.17 logs it through TensorFlow's own logging (an INFO line), 2.21
+    # not at all at that level.
+    LogLine(r"I\d{4} [\d:.]+ +\d+ mlir_graph_optimization_pass\.cc:\d+\] "
+            r"MLIR V1 optimization pass is not enabled",
+            frozenset({"2.18", "2.19", "2.20"}), FIRST_SESSION_RUN),
+)
+
+
+def log_lines(minor: str,
+              whens: tuple[str, ...] = (END_OF_INPUT, FIRST_SESSION_RUN)) -> str | None:
+    """The regular expression of the lines TensorFlow ``minor`` (``"2.16"``) writes by
+    itself at ``whens``, or None when it writes none."""
+    return "|".join(line.pattern for line in TENSORFLOW_LOG_LINES
+                    if minor in line.minors and line.when in whens) or None
