@@ -13,11 +13,15 @@ import struct
 import tarfile
 import time
 import zlib
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from tf1compat import __version__
 from tf1compat._checks import check_choice, check_positive_int
+from tf1compat._typing import PathArg
 from tf1compat.cifar10._format import (
     _HEIGHT,
     _IMAGE_BYTES,
@@ -25,10 +29,11 @@ from tf1compat.cifar10._format import (
     _WIDTH,
     _parse_records,
     _record_count,
+    _Variant,
 )
 from tf1compat.convert.labels import labels_file_text
-from tf1compat.convert.plan import Plan, build_tasks, plan_key, shard_names
-from tf1compat.convert.runners import build_runner, write_shards
+from tf1compat.convert.plan import Plan, ShardTask, build_tasks, plan_key, shard_names
+from tf1compat.convert.runners import Runner, build_runner, write_shards
 from tf1compat.errors import CifarFormatError, PipelineConfigError
 from tf1compat.records import _fs
 from tf1compat.records.example import example_to_dict, make_example
@@ -40,12 +45,12 @@ _PART_RECORDS = 2500       # records per task: parts of a shard, so all cores ha
 
 # ------------------------------------------------------------------------ PNG
 
-def _png_chunk(tag, data):
+def _png_chunk(tag: bytes, data: bytes) -> bytes:
     return (struct.pack(">I", len(data)) + tag + data
             + struct.pack(">I", zlib.crc32(tag + data)))
 
 
-def encode_png(images):
+def encode_png(images: npt.ArrayLike) -> list[bytes]:
     """PNG-encode uint8 RGB images ``[N, H, W, 3]``; returns a list of ``bytes``.
 
     Every row uses PNG's "Up" filter, computed for the whole batch in numpy,
@@ -78,13 +83,13 @@ class ConversionSummary:
     dataset: str
     output_dir: str
     image_format: str
-    counts: dict            # split -> number of records
-    files: dict             # split -> output paths
+    counts: dict[str, int]          # split -> number of records
+    files: dict[str, list[str]]     # split -> output paths
     num_bytes: int
     seconds: float
     skipped: bool
 
-    def __str__(self):
+    def __str__(self) -> str:
         counts = ", ".join(f"{split} {n}" for split, n in self.counts.items())
         action = ("up to date, skipped (--overwrite / overwrite=True redoes it)"
                   if self.skipped else
@@ -93,7 +98,7 @@ class ConversionSummary:
                 f"({self.image_format}); {action}")
 
 
-def _find_variant_folder(directory):
+def _find_variant_folder(directory: str) -> tuple[_Variant, str]:
     """The folder holding the batch files: ``directory`` or its dataset subfolder."""
     for variant in _VARIANTS.values():
         for folder in (_fs.join(directory, variant.folder), directory):
@@ -105,10 +110,12 @@ def _find_variant_folder(directory):
                            path=directory, expected=expected)
 
 
-_COMPRESSION_MAGIC = {b"\x1f\x8b": "r:gz", b"BZh": "r:bz2", b"\xfd7zXZ\x00": "r:xz"}
+_ArchiveMode = Literal["r:", "r:gz", "r:bz2", "r:xz"]
+_COMPRESSION_MAGIC: dict[bytes, _ArchiveMode] = {
+    b"\x1f\x8b": "r:gz", b"BZh": "r:bz2", b"\xfd7zXZ\x00": "r:xz"}
 
 
-def _archive_mode(archive):
+def _archive_mode(archive: str) -> _ArchiveMode:
     """tarfile's mode for ``archive`` from its first bytes (tarfile's "r:*" tries each
     decompressor in turn, and its LZMA one reads a long run of zeros to the end)."""
     with _fs.open_file(archive, "rb") as file:
@@ -121,7 +128,7 @@ def _archive_mode(archive):
     raise tarfile.ReadError("no tar or compression signature")
 
 
-def _extract_archive(archive, staging):
+def _extract_archive(archive: str, staging: str) -> str:
     """Extract an archive's regular files into ``staging/source`` (once: a resumed
     run finds them there); returns that folder."""
     target = os.path.join(staging, "source")
@@ -141,7 +148,7 @@ def _extract_archive(archive, staging):
     return target
 
 
-def _check_source(source):
+def _check_source(source: PathArg) -> str:
     source = _fs.local_path(os.fspath(source))
     if not _fs.exists(source):
         raise PipelineConfigError(
@@ -150,7 +157,7 @@ def _check_source(source):
     return source
 
 
-def _source_identity(source):
+def _source_identity(source: str) -> list[tuple[str, int, Any]]:
     """Name, size and modification time of the source files: part of the plan's key."""
     if _fs.isfile(source):
         paths = [source]
@@ -170,7 +177,7 @@ def _source_identity(source):
             for p in paths if os.path.isfile(p)]
 
 
-def _open_source(source, staging):
+def _open_source(source: str, staging: str) -> tuple[_Variant, str]:
     """``(variant, folder)`` of an extracted folder or a ``.tar.gz`` source."""
     if _fs.isfile(source):
         source = _extract_archive(source, staging)
@@ -186,14 +193,15 @@ def _open_source(source, staging):
     return variant, folder
 
 
-def _shard_names(prefix, split, num_shards):
+def _shard_names(prefix: str, split: str, num_shards: int) -> list[str]:
     """slim's ``cifar10_train.tfrecord``; with more shards ``cifar10_train-00000-of-...``."""
     if num_shards == 1:
         return [f"{prefix}_{split}.tfrecord"]
     return shard_names(f"{prefix}_{split}", num_shards)
 
 
-def _read_records(path, count, record_bytes, local):
+def _read_records(path: str, count: int, record_bytes: int,
+                 local: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
     """The records at the ascending indices ``local`` of a batch file of ``count``
     records: a memory map of a local file; from an object, the range they span."""
     if not _fs.is_url(path):
@@ -204,7 +212,9 @@ def _read_records(path, count, record_bytes, local):
     return np.frombuffer(data, np.uint8).reshape(end - first, record_bytes)[local - first]
 
 
-def _iter_examples(indices, *, sources, label_bytes, image_format, extra_label_keys):
+def _iter_examples(indices: Sequence[int], *, sources: Sequence[tuple[str, int]],
+                   label_bytes: int, image_format: str,
+                   extra_label_keys: Sequence[str]) -> Iterator[bytes]:
     """The serialized ``tf.train.Example`` of the records at ``indices`` (ascending, into
     the concatenation of ``sources``, ``[(path, record count)]``): a task's records.
     Runs in the workers."""
@@ -229,7 +239,8 @@ def _iter_examples(indices, *, sources, label_bytes, image_format, extra_label_k
                 yield make_example(features)
 
 
-def _make_plan(variant, folder, num_shards, image_format):
+def _make_plan(variant: _Variant, folder: str, num_shards: int,
+               image_format: str) -> tuple[list[ShardTask], dict[str, int]]:
     """``(tasks, counts)``: record ``i`` of a split goes to shard ``i % num_shards``."""
     tasks, counts = [], {}
     for split, names in variant.splits.items():
@@ -245,7 +256,7 @@ def _make_plan(variant, folder, num_shards, image_format):
     return tasks, counts
 
 
-def _label_names(variant, folder):
+def _label_names(variant: _Variant, folder: str) -> list[tuple[str, ...]]:
     """Names per label byte, from the dataset's names files when present."""
     result = []
     for names_file, fallback in zip(variant.label_files, variant.label_names, strict=True):
@@ -269,7 +280,8 @@ def _label_names(variant, folder):
     return result
 
 
-def _labels_file_texts(variant, names_per_byte):
+def _labels_file_texts(variant: _Variant,
+                      names_per_byte: Sequence[tuple[str, ...]]) -> dict[str, str]:
     """``labels.txt`` (last label byte: the class) and for CIFAR-100 ``coarse_labels.txt``."""
     texts = {"labels.txt": names_per_byte[-1]}
     if variant.label_bytes == 2:
@@ -277,7 +289,8 @@ def _labels_file_texts(variant, names_per_byte):
     return {name: labels_file_text(names) for name, names in texts.items()}
 
 
-def _outputs_valid(tasks, output_dir, image_format, label_texts):
+def _outputs_valid(tasks: Sequence[ShardTask], output_dir: str, image_format: str,
+                   label_texts: dict[str, str]) -> bool:
     """Whether ``output_dir`` already holds this conversion's complete, intact outputs."""
     for name, text in label_texts.items():
         path = _fs.join(output_dir, name)
@@ -286,7 +299,7 @@ def _outputs_valid(tasks, output_dir, image_format, label_texts):
         with _fs.open_file(path, "rb") as f:
             if f.read() != text.encode():
                 return False
-    sizes = {}
+    sizes: dict[str, int] = {}
     for task in tasks:
         sizes[task.name] = sizes.get(task.name, 0) + len(task.inputs)
     try:
@@ -301,23 +314,23 @@ def _outputs_valid(tasks, output_dir, image_format, label_texts):
     return True
 
 
-def _first_example(path):
+def _first_example(path: str) -> dict[str, npt.NDArray[Any]]:
     return example_to_dict(next(iter(iter_records(path))))
 
 
-def _stale_patterns(variant):
+def _stale_patterns(variant: _Variant) -> tuple[str, ...]:
     """Glob patterns of earlier outputs of the same dataset (e.g. another shard count)."""
     return tuple(pattern for split in variant.splits
                  for pattern in (f"{variant.name}_{split}.tfrecord",
                                  f"{variant.name}_{split}-*-of-*.tfrecord"))
 
 
-def _check_convert_arguments(image_format, num_shards):
+def _check_convert_arguments(image_format: str, num_shards: int) -> None:
     check_choice(None, "image_format", image_format, ("png", "raw"))
     check_positive_int(None, "num_shards", num_shards)
 
 
-def _checked_output_dir(output_dir):
+def _checked_output_dir(output_dir: PathArg) -> str:
     output_dir = _fs.local_path(os.fspath(output_dir))
     if _fs.is_url(output_dir):      # an object store: prefixes need no creating
         _fs.filesystem(output_dir)  # a missing extra is named now, before any work
@@ -330,9 +343,10 @@ def _checked_output_dir(output_dir):
     return output_dir
 
 
-def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
-            overwrite=False, *, runner="local", beam_options=None, scheduler=None, wait=False,
-            quiet=False):
+def convert(source: PathArg, output_dir: PathArg, image_format: str = "png", num_shards: int = 1,
+            workers: int | None = None, overwrite: bool = False, *,
+            runner: str | Runner = "local", beam_options: Sequence[str] | None = None,
+            scheduler: Any = None, wait: bool = False, quiet: bool = False) -> ConversionSummary:
     """Convert CIFAR-10 (or CIFAR-100) binary batches to slim's TFRecord layout.
 
     ``source`` is the extracted folder (``cifar-10-batches-bin`` or its parent)
@@ -373,9 +387,9 @@ def convert(source, output_dir, image_format="png", num_shards=1, workers=None,
     start = time.perf_counter()
     key = plan_key("cifar10.convert", __version__, _source_identity(source), image_format,
                    num_shards)
-    planned = {}
+    planned: dict[str, Any] = {}
 
-    def plan(staging_dir):
+    def plan(staging_dir: str) -> Plan | None:
         """Planned inside the staging folder (an archive is extracted there) and under
         its lock (whether valid outputs exist)."""
         variant, folder = _open_source(source, staging_dir)

@@ -103,7 +103,7 @@ def _record_count(path: str, label_bytes: int) -> int:
     return size // record_bytes
 
 
-def _parse_records(data: bytes, label_bytes: int, path: str,
+def _parse_records(data: bytes | npt.NDArray[np.uint8], label_bytes: int, path: str,
                    indices: Sequence[int]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """Split raw records into HWC images and labels, checking the label ranges;
     ``indices[i]`` is the record number of row ``i`` in ``path`` (for errors)."""

@@ -2,23 +2,24 @@
 read by the ``get_split`` functions."""
 
 import io
+from collections.abc import Iterable
 
 from tf1compat.errors import DatasetFormatError
 from tf1compat.records import _fs
 
 
-def labels_file_text(names):
+def labels_file_text(names: Iterable[str]) -> str:
     """The text of a labels file: ``0:first``, ``1:second``, ... one per line."""
     return "".join(f"{i}:{name}\n" for i, name in enumerate(names))
 
 
-def read_labels_file(dataset_dir, file_name="labels.txt"):
+def read_labels_file(dataset_dir: str, file_name: str = "labels.txt") -> dict[int, str] | None:
     """``{id: name}`` from ``dataset_dir/file_name`` (a folder or a URL), or None when
     there is none."""
     path = _fs.join(dataset_dir, file_name)
     if not _fs.isfile(path):
         return None
-    labels_to_names = {}
+    labels_to_names: dict[int, str] = {}
     with _fs.open_file(path, "rb") as f:
         lines = io.TextIOWrapper(f, encoding="utf-8",    # names of folders: any bytes
                                  errors="surrogateescape").readlines()
