@@ -14,7 +14,7 @@ TensorFlow's and compares, so a TensorFlow that changes the names fails by name.
 The file holds the newest minor's record whole and, under ``"older"``, each older
 minor's differences from it (a module or name set to null: not in that minor): the
 minors differ by a few dozen names TensorFlow added (``tf.image.decode_webp`` since
-2.17, ...), so a second whole record per minor would repeat thousands of names.
+2.20, ...), so a second whole record per minor would repeat thousands of names.
 
 A module's entry maps each name to ``"m:<dotted name>"`` (a module of the tree,
 listed under that name), ``"o"`` (a module of another package, tf-slim's
