@@ -228,6 +228,35 @@ def test_a_worker_that_cannot_import_tf1compat_is_named_before_any_task(request,
     assert not (tmp_path / "out").exists()
 
 
+def test_a_worker_without_the_stores_filesystem_is_named_before_any_task(request, s3,
+                                                                         tmp_path):
+    """A worker that has tf1compat but not s3fs, for a conversion into s3://: named with
+    the package it lacks and the extra that brings it, before any task, nothing written
+    (the store's clean-up, looking for a journal that is not there, said 'cannot reach
+    the store' with the worker's error as the reason)."""
+    def worker_without_s3fs(address):
+        code = ("import sys; sys.modules['s3fs'] = None\n"
+                "from distributed.cli.dask_worker import main\n"
+                "sys.argv[0] = 'dask-worker'; main()")
+        return [sys.executable, "-c", code, address, "--host", "127.0.0.1", "--nthreads", "1",
+                "--no-nanny", "--no-dashboard"]
+    address, _, _ = own_cluster(request, tmp_path, worker_command=worker_without_s3fs)
+    source = cifar10.make_synthetic(tmp_path / "cifar", 10, 10, seed=1)
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "tf1compat", "convert-cifar10", str(source),
+                          "s3://cluster/no-s3fs", "--runner", "dask", "--scheduler", address],
+                         capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - started < 60
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert run.stderr.startswith("tf1compat convert-cifar10: error: Dask worker tcp://127.0.0.1:")
+    assert (f"of the scheduler at {address} cannot import what the tasks need "
+            "(ModuleNotFoundError: import of s3fs halted") in run.stderr
+    assert "install tf1compat on every worker (with the extra of the output's filesystem, " \
+        "e.g. tf1compat[s3]); nothing was committed" in run.stderr
+    s3.invalidate_cache()
+    assert s3.find("cluster/no-s3fs") == []
+
+
 def test_a_worker_dying_on_its_first_task_ends_the_run(request, tmp_path, monkeypatch):
     """The tasks' functions come from a module the scheduler has and the worker lacks:
     the worker dies unpickling its first task, the scheduler then waits for a worker

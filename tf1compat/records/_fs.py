@@ -5,6 +5,7 @@ then, with an error naming the tf1compat extra that brings its filesystem."""
 import glob as _glob
 import os
 import re
+import sys
 from typing import IO, Any, overload
 
 from tf1compat._typing import AnyPath
@@ -71,13 +72,14 @@ def filesystem(url: str) -> tuple[Any, str]:
     known = sorted({*known_implementations, *registry})
     if protocol is None or protocol not in known:
         raise UnknownProtocolError(url, protocol or "", known)
+    outside = sys.exc_info()[1]     # what a caller handles now is no cause of a failure here
     try:
         fs, path = fsspec.core.url_to_fs(url)
     except ImportError as e:        # fsspec knows the protocol, its package is missing
         raise ModuleNotFoundError(f"{url}: {protocol}:// needs its filesystem: {hint} ({e})",
                                   name=getattr(e, "name", None)) from e
     except Exception as e:          # the filesystem cannot start here (its own errors)
-        named = store_error(e, url)
+        named = store_error(e, url, outside=outside)
         if type(named) is OSError:
             needs = f" (it needs {_NEEDS[protocol]})" if protocol in _NEEDS else ""
             named = OSError(f"{url}: cannot open the {protocol}:// filesystem{needs}: "
@@ -95,11 +97,12 @@ def _reason(error: BaseException, limit: int = 300) -> str:
     return first if len(first) <= limit else first[:limit - 3] + "..."
 
 
-def _unreachable(error: BaseException | None) -> BaseException | None:
-    """The error, ``error`` or one it was raised from, that says the store cannot be
-    reached (fsspec's HTTP filesystem reports a refused connection as a missing
-    file), or None."""
-    while error is not None:
+def _unreachable(error: BaseException | None,
+                 outside: BaseException | None) -> BaseException | None:
+    """The error, ``error`` or one it was raised from (up to ``outside``), that says the
+    store cannot be reached (fsspec's HTTP filesystem reports a refused connection as a
+    missing file), or None."""
+    while error is not None and error is not outside:
         kind = type(error).__name__
         if isinstance(error, (ConnectionError, TimeoutError)) or "Connect" in kind \
                 or "Timeout" in kind:
@@ -108,12 +111,16 @@ def _unreachable(error: BaseException | None) -> BaseException | None:
     return None
 
 
-def store_error(error: BaseException, url: str) -> OSError:
+def store_error(error: BaseException, url: str, *,
+                outside: BaseException | None = None) -> OSError:
     """``error`` (raised by an fsspec filesystem, or the client library under it)
     as an ``OSError`` of the kind a caller catches, one line naming ``url``:
     ``PermissionError`` for refused or missing credentials (with where the
     protocol's credentials come from), ``ConnectionError`` for a store that cannot
-    be reached, ``FileNotFoundError`` kept, any other failure an ``OSError``."""
+    be reached, ``FileNotFoundError`` kept, any other failure an ``OSError``.
+    ``outside`` is the exception the caller was handling when the failing call began:
+    the errors ``error`` was raised from are looked at up to it (a missing file looked
+    for while a run fails for another reason is not that reason)."""
     protocol = _protocol(url)
     reason = _reason(error)
     kind = type(error).__name__
@@ -122,7 +129,7 @@ def store_error(error: BaseException, url: str) -> OSError:
         where = _CREDENTIALS.get(protocol or "", "the credentials of its filesystem")
         message = f"access denied ({reason}): check the credentials ({where})"
         cls = PermissionError
-    elif (unreachable := _unreachable(error)) is not None:
+    elif (unreachable := _unreachable(error, outside)) is not None:
         message = f"cannot reach the store ({_reason(unreachable)})"
         cls = ConnectionError
     elif isinstance(error, FileNotFoundError):
@@ -164,12 +171,13 @@ class _Store:
         position = _REMOTE_ARGUMENT.get(name, 0)
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            outside = sys.exc_info()[1]
             try:
                 return attribute(*args, **kwargs)
             except Exception as e:  # noqa: BLE001 - the store's (and its client's) failures
                 path = args[position] if len(args) > position else ""
                 raise store_error(e, self.url(path) if isinstance(path, str) and path
-                                  else self._url) from e
+                                  else self._url, outside=outside) from e
         return call
 
     def exists(self, path: str) -> bool:
