@@ -155,7 +155,7 @@ class _Running:
             f"{join_timeout:g} s ({names}{reading}); they are blocked in an operation "
             "TensorFlow cannot cancel, such as opening a FIFO that nobody writes to or a "
             "file on a hung network file system. The session is closed in the background "
-            "once they return.", RuntimeWarning, stacklevel=5)
+            "once they return.", RuntimeWarning, stacklevel=6)
 
 
 class SessionIterator:
