@@ -22,7 +22,6 @@ NOT_TYPED_YET = {
     "tf1compat.convert.beam",
     "tf1compat.convert.local",
     "tf1compat.migrate.lowering",
-    "tf1compat.pipeline.session",
     "tf1compat.v1.program",
     "tf1compat.v1.run_mode",
 }

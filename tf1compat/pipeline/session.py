@@ -20,9 +20,13 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Literal, cast
 
 from tf1compat._checks import check_seconds
 from tf1compat._tf import tf, v1
+from tf1compat._typing import Graph, Operation
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import files_read, graph_notes, queue_runners
 from tf1compat.pipeline.graph_model.structure import ancestors
@@ -35,7 +39,7 @@ __all__ = ["SessionIterator"]
 _THREAD_PREFIX = "tf1compat-"
 
 
-def _graph_of(fetches):
+def _graph_of(fetches: Any) -> Graph:
     """The graph the fetches live in (the default graph when they name none)."""
     graphs = {getattr(f, "graph", None) for f in tf.nest.flatten(fetches)}
     graphs.discard(None)
@@ -50,16 +54,17 @@ def _graph_of(fetches):
     return v1.get_default_graph()
 
 
-def _files_read_by_runner(runner):
+def _files_read_by_runner(runner: Any) -> list[str | bytes]:
     """Files the readers behind a queue runner's enqueue ops read, where known."""
-    def is_read(op):
+    def is_read(op: Operation) -> bool:
         return op.type in op_types.READS
 
     reads = sorted(filter(is_read, ancestors(runner.enqueue_ops, is_read)), key=lambda op: op.name)
     return list(dict.fromkeys(f for op in reads for f in files_read(op) or ()))
 
 
-def _check_arguments(fetches, config, timeout, join_timeout):
+def _check_arguments(fetches: Any, config: Any, timeout: float | None,
+                     join_timeout: float) -> None:
     if not tf.nest.flatten(fetches):
         raise ValueError(f"SessionIterator: fetches {fetches!r} holds no tensor; expected a "
                          "tensor, or a dict / list / tuple of tensors (an empty one would "
@@ -81,13 +86,14 @@ class _StepThread:
     and lets the step go on).
     """
 
-    def __init__(self, name):
-        self._requests = queue.SimpleQueue()
-        self._results = queue.SimpleQueue()
+    def __init__(self, name: str) -> None:
+        self._requests: queue.SimpleQueue[tuple[Callable[..., Any], dict[str, Any]] | None] = (
+            queue.SimpleQueue())
+        self._results: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self.thread.start()
 
-    def _serve(self):
+    def _serve(self) -> None:
         while (request := self._requests.get()) is not None:
             function, kwargs = request
             try:
@@ -96,7 +102,7 @@ class _StepThread:
                 self._results.put((False, e))
             del request, function, kwargs
 
-    def call(self, function, **kwargs):
+    def call(self, function: Callable[..., Any], **kwargs: Any) -> Any:
         """``function(**kwargs)`` run in the helper thread; its result or its error."""
         self._requests.put((function, kwargs))
         succeeded, value = self._results.get()
@@ -107,27 +113,29 @@ class _StepThread:
                 del value
         return value
 
-    def stop(self):
+    def stop(self) -> None:
         self._requests.put(None)
 
 
 class _Running:
     """The live parts of a started iterator; shut down exactly once."""
 
-    def __init__(self, session, coordinator, runner_threads, step_thread, dropped_lines):
+    def __init__(self, session: Any, coordinator: Any,
+                 runner_threads: list[tuple[Any, threading.Thread]], step_thread: _StepThread,
+                 dropped_lines: Any) -> None:
         self.session = session
         self.coordinator = coordinator
         self.runner_threads = runner_threads  # [(QueueRunner, Thread)]
         self.step_thread = step_thread
         self.dropped_lines = dropped_lines  # TensorFlow's own lines, left out
 
-    def shutdown(self, join_timeout):
+    def shutdown(self, join_timeout: float) -> None:
         try:
             self._shut_down(join_timeout)
         finally:
             self.dropped_lines.undo()
 
-    def _shut_down(self, join_timeout):
+    def _shut_down(self, join_timeout: float) -> None:
         self.coordinator.request_stop()
         # Joined here, not with Coordinator.join: after that, a late error of a
         # thread that was stuck would be raised in that thread as a traceback.
@@ -180,7 +188,8 @@ class SessionIterator:
     ``steps`` counts the values delivered so far.
     """
 
-    def __init__(self, fetches, *, graph=None, config=None, timeout=None, join_timeout=5.0):
+    def __init__(self, fetches: Any, *, graph: Graph | None = None, config: Any = None,
+                 timeout: float | None = None, join_timeout: float = 5.0) -> None:
         _check_arguments(fetches, config, timeout, join_timeout)
         self._fetches = fetches
         self._graph = _graph_of(fetches) if graph is None else graph
@@ -188,28 +197,28 @@ class SessionIterator:
         self._run_options = (v1.RunOptions(timeout_in_ms=int(timeout * 1000))
                              if timeout is not None else None)
         self._join_timeout = join_timeout
-        self._running = None
-        self._finalizer = None
-        self._step = None
+        self._running: _Running | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._step: Callable[..., Any] | None = None
         self._closed = False
         self.steps = 0
 
     @property
-    def session(self):
+    def session(self) -> Any:
         """The ``tf.compat.v1.Session`` (started on first use), e.g. to run a train op."""
         self.start()
-        return self._running.session
+        return cast(_Running, self._running).session   # set by start
 
     @property
-    def graph(self):
+    def graph(self) -> Graph:
         return self._graph
 
     @property
-    def fetches(self):
+    def fetches(self) -> Any:
         """The fetches this iterator runs, as given."""
         return self._fetches
 
-    def start(self):
+    def start(self) -> "SessionIterator":
         """Create the session, run the initializers and start the queue runners."""
         if self._closed:
             raise RuntimeError("SessionIterator is closed; build a new one to read again")
@@ -246,7 +255,8 @@ class SessionIterator:
             raise
         return self
 
-    def _queue_runner_threads(self, session, coordinator):
+    def _queue_runner_threads(self, session: Any,
+                              coordinator: Any) -> list[tuple[Any, threading.Thread]]:
         """Every queue runner's threads, not started yet: ``[(runner, thread)]``."""
         runner_threads = []
         for runner in queue_runners(self._graph):
@@ -256,21 +266,22 @@ class SessionIterator:
                 runner_threads.append((runner, thread))
         return runner_threads
 
-    def close(self):
+    def close(self) -> None:
         """Stop the coordinator, close the queues, join the threads, close the session."""
         self._closed = True
         if self._finalizer is not None:
             self._finalizer()
 
-    def __iter__(self):
+    def __iter__(self) -> "SessionIterator":
         return self
 
-    def __next__(self):
+    def __next__(self) -> Any:
         if self._closed:
             raise StopIteration
         self.start()
         try:
-            value = self._running.step_thread.call(self._step, options=self._run_options)
+            running, step = cast(_Running, self._running), cast(Callable[..., Any], self._step)
+            value = running.step_thread.call(step, options=self._run_options)
         except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as end:
             runner_error = self._runner_error()
             self.close()
@@ -297,23 +308,26 @@ class SessionIterator:
         self.steps += 1
         return value
 
-    def _runner_error(self):
+    def _runner_error(self) -> BaseException | None:
         """The error a queue-runner thread reported, explained; None on a clean end."""
+        running = cast(_Running, self._running)     # called on a started iterator
         try:
-            self._running.coordinator.raise_requested_exception()
+            running.coordinator.raise_requested_exception()
         except tf.errors.OpError as e:
-            return explain_runner_error(e, self._graph, self._running.session)
+            explained: BaseException = explain_runner_error(e, self._graph, running.session)
+            return explained
         except Exception as e:  # noqa: BLE001 - a non-TF error from a runner thread
             return e
         return None
 
-    def __enter__(self):
+    def __enter__(self) -> "SessionIterator":
         return self.start()
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         self.close()
         return False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "closed" if self._closed else ("running" if self._running else "not started")
         return f"<SessionIterator {state}, {self.steps} steps>"
