@@ -21,16 +21,23 @@ ONEDNN_NOTICE = ("I0000 00:00:1795620000.123456    4242 port.cc:153] oneDNN cust
                  "are on. You may see slightly different numerical results.")
 
 
-def run_with_fake_tensorflow(tmp_path, body, code="import tf1compat._tf", **env):
-    """Run ``code`` with a stand-in ``tensorflow`` package whose ``__init__`` is ``body``."""
+def fake_tensorflow_environment(tmp_path, body, **env):
+    """The environment of a process whose ``tensorflow`` is a stand-in package with
+    ``body`` as its ``__init__``, without the user's TensorFlow log settings."""
     package = tmp_path / "fake" / "tensorflow"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(textwrap.dedent(body))
     environment = {k: v for k, v in os.environ.items()
                    if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
     environment.update(PYTHONPATH=f"{package.parent}{os.pathsep}{ROOT}", **env)
+    return environment
+
+
+def run_with_fake_tensorflow(tmp_path, body, code="import tf1compat._tf", **env):
+    """Run ``code`` with a stand-in ``tensorflow`` package whose ``__init__`` is ``body``."""
     return subprocess.run([sys.executable, "-X", "faulthandler", "-c", code],
-                          capture_output=True, text=True, env=environment, timeout=60)
+                          capture_output=True, text=True, timeout=60,
+                          env=fake_tensorflow_environment(tmp_path, body, **env))
 
 
 LOADS = """
@@ -109,12 +116,7 @@ def test_dropped_lines_leave_the_rest_as_it_comes_until_undone(tmp_path):
     TensorFlow's start-up notices too; everything else passes on at once, an unended
     line (a progress bar's) included; uses at once share the filter, and after the
     last undo() descriptor 2 is the one it was."""
-    package = tmp_path / "fake" / "tensorflow"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text(textwrap.dedent(LOADS))
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
-    environment.update(PYTHONPATH=f"{package.parent}{os.pathsep}{ROOT}")
+    environment = fake_tensorflow_environment(tmp_path, LOADS)
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(DROPPING)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=environment)
@@ -135,8 +137,8 @@ INTERRUPTED = """
     import os, sys, time
     from tf1compat._tf import drop_lines
     dropped = drop_lines("NOISE .*")
-    print("ready", flush=True)
     try:
+        print("ready", flush=True)
         time.sleep(60)
     except KeyboardInterrupt:
         os.write(2, b"NOISE x\\ninterrupted, said after Ctrl-C\\n")
@@ -148,12 +150,7 @@ INTERRUPTED = """
 def test_ctrl_c_leaves_the_filter_running(tmp_path):
     """Ctrl-C at a terminal signals the whole foreground process group, the filter
     process too: it goes on, so what the program says after it still prints."""
-    package = tmp_path / "fake" / "tensorflow"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text(textwrap.dedent(LOADS))
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in ("TF_CPP_MIN_LOG_LEVEL", "TF1COMPAT_VERBOSE")}
-    environment.update(PYTHONPATH=f"{package.parent}{os.pathsep}{ROOT}")
+    environment = fake_tensorflow_environment(tmp_path, LOADS)
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(INTERRUPTED)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              env=environment, start_new_session=True)  # a group of its own
