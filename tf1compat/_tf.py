@@ -128,13 +128,13 @@ class _LineFilter:
 class DroppedLines:
     """One use of :func:`drop_lines`; :meth:`undo` ends it (once, from any thread)."""
 
-    def __init__(self, pattern):
+    def __init__(self, pattern: str | None) -> None:
         self._pattern = pattern
         self._done = pattern is None
         if not self._done:
             _acquire(pattern)
 
-    def undo(self):
+    def undo(self) -> None:
         with _FILTERS_LOCK:
             if self._done:
                 return
@@ -164,7 +164,7 @@ def _release(pattern):
         entry[0].close()
 
 
-def drop_lines(pattern):
+def drop_lines(pattern: str | None) -> DroppedLines:
     """Leave out of descriptor 2 the lines (and the tab-indented lines right after
     each) that the regular expression ``pattern`` matches whole, and TensorFlow's
     start-up notices, until the returned object's ``undo()``. Uses at the same time

@@ -11,8 +11,9 @@ run mode's sessions leave out the first-run lines around the first run of the pr
 
 import contextlib
 import threading
+from collections.abc import Iterator
 
-from tf1compat._tf import drop_lines, tf
+from tf1compat._tf import DroppedLines, drop_lines, tf
 from tf1compat._versions import minor_version
 from tf1compat.pipeline.graph_model import op_types
 
@@ -21,7 +22,7 @@ __all__ = ["session_lines_dropped", "first_run_lines_dropped"]
 _FIRST_RUN_DONE = threading.Event()  # a session of this process has run
 
 
-def _tensorflow_lines_dropped(whens):
+def _tensorflow_lines_dropped(whens: tuple[str, ...]) -> DroppedLines:
     """The installed TensorFlow's own lines left out until the returned object's
     ``undo()``, if it writes any at ``whens`` (nothing changes on a release that
     writes none). Every use leaves out all of the release's lines, so uses at the same
@@ -35,16 +36,16 @@ def _tensorflow_lines_dropped(whens):
 class _SessionLines:
     """What :func:`session_lines_dropped` returns."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         first_run = () if _FIRST_RUN_DONE.is_set() else (op_types.FIRST_SESSION_RUN,)
         self._dropped = _tensorflow_lines_dropped((op_types.END_OF_INPUT, *first_run))
 
-    def undo(self):
+    def undo(self) -> None:
         _FIRST_RUN_DONE.set()
         self._dropped.undo()
 
 
-def session_lines_dropped():
+def session_lines_dropped() -> _SessionLines:
     """For a session open until the returned object's ``undo()`` (once, from any
     thread): the lines the installed TensorFlow writes at the end of input left out,
     and those it writes at a process's first session run if no session ran before."""
@@ -52,7 +53,7 @@ def session_lines_dropped():
 
 
 @contextlib.contextmanager
-def first_run_lines_dropped():
+def first_run_lines_dropped() -> Iterator[None]:
     """Around a session run: the lines TensorFlow writes at the first session run of a
     process left out, if no session ran before."""
     if _FIRST_RUN_DONE.is_set():
