@@ -19,8 +19,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # it joins [mypy] files (the test fails on a stale entry, and on a public name defined
 # in a module in neither list)
 NOT_TYPED_YET = {
-    "tf1compat.convert.beam",
-    "tf1compat.convert.local",
     "tf1compat.migrate.lowering",
     "tf1compat.v1.program",
     "tf1compat.v1.run_mode",

@@ -13,10 +13,13 @@ import contextlib
 import io
 import os
 import pickle
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import cloudpickle
 
-from tf1compat.convert.plan import ShardTask, write_shard
+from tf1compat._typing import PathArg
+from tf1compat.convert.plan import ShardResult, ShardTask, write_shard
 from tf1compat.errors import PipelineConfigError
 from tf1compat.records import _fs
 
@@ -39,20 +42,22 @@ class _ShardTaskCoder(beam.coders.Coder):
     """ShardTasks between Beam workers, by cloudpickle (their functions may live in
     ``__main__``, which plain pickle sends by a name other processes cannot resolve)."""
 
-    def encode(self, value):
-        return cloudpickle.dumps(value)
+    def encode(self, value: ShardTask) -> bytes:
+        encoded: bytes = cloudpickle.dumps(value)
+        return encoded
 
-    def decode(self, encoded):
-        return pickle.loads(encoded)
+    def decode(self, encoded: bytes) -> ShardTask:
+        task: ShardTask = pickle.loads(encoded)
+        return task
 
-    def is_deterministic(self):
+    def is_deterministic(self) -> bool:
         return False
 
 
-beam.coders.registry.register_coder(ShardTask, _ShardTaskCoder)
+beam.coders.registry.register_coder(ShardTask, _ShardTaskCoder)  # type: ignore[attr-defined]
 
 
-def _record_failure(error, task, directory):
+def _record_failure(error: BaseException, task: ShardTask, directory: str) -> bool:
     """Leave ``error`` beside ``task``'s shard (``<file>.error``, the pickled exception)
     for the driver to raise with its own type; False when it cannot be left."""
     try:
@@ -63,7 +68,9 @@ def _record_failure(error, task, directory):
     return True
 
 
-def _write_shard_keeping_error(task, directory):
+# Beam checks the annotations of what beam.Map calls when the pipeline is built: the
+# directory stays Any there (a str or an os.PathLike, as write_shard takes it).
+def _write_shard_keeping_error(task: ShardTask, directory: Any) -> ShardResult:
     """write_shard; a failure is also left beside the shard, then raised."""
     try:
         return write_shard(task, directory)
@@ -72,7 +79,7 @@ def _write_shard_keeping_error(task, directory):
         raise
 
 
-def _write_shard_or_record_failure(task, directory):
+def _write_shard_or_record_failure(task: ShardTask, directory: Any) -> ShardResult | None:
     """write_shard for :func:`run_tasks`: a failure is left beside the shard and not
     raised (Beam would log it with its traceback, in every worker process), and once
     a task has failed the others are skipped. None for a task failed or skipped."""
@@ -86,7 +93,7 @@ def _write_shard_or_record_failure(task, directory):
         return None
 
 
-class WriteShards(beam.PTransform):
+class WriteShards(beam.PTransform[Any, Any]):
     """``PCollection[ShardTask] -> PCollection[ShardResult]``: writes each task into
     ``directory`` with :func:`~tf1compat.convert.plan.write_shard`.
 
@@ -95,15 +102,15 @@ class WriteShards(beam.PTransform):
     :meth:`~tf1compat.convert.staging.Staging.commit`, or by you).
     """
 
-    def __init__(self, directory):
+    def __init__(self, directory: PathArg) -> None:
         super().__init__()
         self.directory = os.fspath(directory)
 
-    def expand(self, tasks):
+    def expand(self, tasks: Any) -> Any:
         return tasks | "write_shard" >> beam.Map(_write_shard_keeping_error, self.directory)
 
 
-def pipeline_options(beam_options):
+def pipeline_options(beam_options: Sequence[str] | None) -> Any:
     """Beam's PipelineOptions from command-line style flags, with our default runner.
 
     What Beam would refuse later or not at all is a PipelineConfigError naming it now:
@@ -130,12 +137,12 @@ def pipeline_options(beam_options):
     return options
 
 
-def _refuse(reason):
+def _refuse(reason: str) -> NoReturn:
     raise PipelineConfigError(f"beam_options: {reason}", argument="beam_options",
                               expected="Beam's own flags, e.g. --runner=FlinkRunner")
 
 
-def run_tasks(tasks, directory, beam_options):
+def run_tasks(tasks: Sequence[ShardTask], directory: str, beam_options: Sequence[str]) -> None:
     """Run ``tasks`` in a Beam pipeline writing into ``directory``. The first task that
     fails stops the others (they are skipped) and is raised here with its own type;
     Beam sees no failure, so it logs none."""

@@ -18,13 +18,15 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
+from typing import Any, NoReturn
 
 import cloudpickle
 
 from tf1compat import _process_groups as process_groups
 from tf1compat._checks import check_non_negative_int
-from tf1compat.convert.plan import write_shard
+from tf1compat.convert.plan import ShardTask, write_shard
 
 _PROGRESS_SECONDS = 0.2     # how often a worker reports its progress
 
@@ -32,11 +34,11 @@ _PROGRESS_SECONDS = 0.2     # how often a worker reports its progress
 class _WorkerTraceback(Exception):
     """The traceback of an exception raised in a worker process (its ``__cause__``)."""
 
-    def __init__(self, text):
+    def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.text
 
 
@@ -48,7 +50,7 @@ class _Worker:
     kernel does when this process dies, even by SIGKILL.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         task_read, task_write = os.pipe()
         result_read, result_write = os.pipe()
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
@@ -69,9 +71,9 @@ class _Worker:
         self.tasks = Connection(task_write, readable=False)
         self.results = Connection(result_read, writable=False)
         self.tasks.send_bytes(pickle.dumps(list(sys.path)))
-        self.running = []           # indices of the tasks sent and not finished
+        self.running: list[int] = []     # indices of the tasks sent and not finished
 
-    def send(self, index, task, directory):
+    def send(self, index: int, task: ShardTask, directory: str) -> None:
         try:
             message = pickle.dumps((index, directory, cloudpickle.dumps(task)))
         except Exception as e:
@@ -81,7 +83,7 @@ class _Worker:
         self.tasks.send_bytes(message)
         self.running.append(index)
 
-    def stop(self):
+    def stop(self) -> None:
         """Close the pipes (the worker exits) and reap the process, then end what is left
         of its process group (a process a task's function started, the worker itself if
         it lingers)."""
@@ -91,7 +93,7 @@ class _Worker:
             self.process.wait(timeout=5)
         process_groups.end(self.process, grace=0)
 
-    def describe_death(self):
+    def describe_death(self) -> str:
         try:
             code = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -100,16 +102,17 @@ class _Worker:
         return f"conversion worker (pid {self.process.pid}) died ({how})"
 
 
-def _receive(worker, tasks):
+def _receive(worker: _Worker, tasks: Sequence[ShardTask]) -> tuple[Any, ...]:
     """The next message of ``worker``; a RuntimeError naming its task if it died."""
     try:
-        return pickle.loads(worker.results.recv_bytes())
+        message: tuple[Any, ...] = pickle.loads(worker.results.recv_bytes())
+        return message
     except (EOFError, OSError) as e:
         names = [tasks[i].file_name for i in worker.running]
         raise RuntimeError(f"{worker.describe_death()} while writing {names}") from e
 
 
-def _raise_task_error(message, tasks):
+def _raise_task_error(message: tuple[Any, ...], tasks: Sequence[ShardTask]) -> NoReturn:
     _, index, pickled, text = message
     error = None
     if pickled is not None:
@@ -130,16 +133,17 @@ class LocalRunner:
     raised here with its original type (the worker's traceback as its cause).
     """
 
-    def __init__(self, workers=None):
+    def __init__(self, workers: int | None = None) -> None:
         workers = check_non_negative_int("LocalRunner", "workers", workers, allow_none=True)
         self.workers = default_workers() if workers is None else workers
 
-    def __call__(self, tasks, directory, progress=None):
+    def __call__(self, tasks: Sequence[ShardTask], directory: str,
+                 progress: Callable[[int], object] | None = None) -> None:
         if self.workers <= 1 or len(tasks) <= 1:
             for task in tasks:
                 write_shard(task, directory, progress)
             return
-        workers = []
+        workers: list[_Worker] = []
         try:
             for _ in range(min(self.workers, len(tasks))):
                 workers.append(_Worker())
@@ -149,17 +153,18 @@ class LocalRunner:
                 worker.stop()
 
     @staticmethod
-    def _run(workers, tasks, directory, progress):
+    def _run(workers: list[_Worker], tasks: list[ShardTask], directory: str,
+             progress: Callable[[int], object] | None) -> None:
         queued = iter(enumerate(tasks))
 
-        def send_next(worker):
+        def send_next(worker: _Worker) -> None:
             item = next(queued, None)
             if item is not None:
                 worker.send(*item, directory)
 
         for worker in workers * 2:            # one task running and one waiting each
             send_next(worker)
-        by_connection = {worker.results: worker for worker in workers}
+        by_connection: dict[object, _Worker] = {worker.results: worker for worker in workers}
         while any(worker.running for worker in workers):
             for connection in wait([w.results for w in workers if w.running]):
                 worker = by_connection[connection]
@@ -174,27 +179,27 @@ class LocalRunner:
                     send_next(worker)
 
 
-def default_workers():
+def default_workers() -> int:
     """The number of cores this process may use."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
 
 
-def run_worker(tasks_in, results_out):
+def run_worker(tasks_in: Connection, results_out: Connection) -> None:
     """The worker loop of :mod:`tf1compat.convert._worker`: the first message is
     the caller's ``sys.path``, then ``(index, directory, pickled task)``. A reader thread
     ends the process as soon as the task pipe closes (the caller finished or died)."""
-    inbox = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()
 
-    def read_until_closed():
+    def read_until_closed() -> None:
         while True:
             try:
                 inbox.put(tasks_in.recv_bytes())
             except (EOFError, OSError):
                 os._exit(0)
 
-    def send(*message):
+    def send(*message: object) -> None:
         try:
             results_out.send_bytes(pickle.dumps(message))
         except OSError:         # the caller stopped listening: it finished or died
@@ -206,7 +211,7 @@ def run_worker(tasks_in, results_out):
         index, directory, pickled_task = pickle.loads(inbox.get())
         pending = [0, time.monotonic()]     # inputs not reported yet, time of last report
 
-        def report(n, pending=pending):
+        def report(n: int, pending: list[float] = pending) -> None:
             pending[0] += n
             if time.monotonic() - pending[1] >= _PROGRESS_SECONDS:
                 send("progress", pending[0])
