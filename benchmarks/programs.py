@@ -5,17 +5,18 @@ tutorial's ``distorted_inputs`` (``FixedLengthRecordReader``, random distortions
 ``shuffle_batch`` of 128 with 16 threads over a 20,000-image buffer) and the input
 half of slim's ``train_image_classifier.py`` (``DatasetDataProvider`` with 4 readers
 over PNG TFRecords in slim's layout, preprocessing, ``tf.train.batch``,
-``prefetch_queue``) -- each run as ``tf1compat run``, ``tf1compat run --tf-data``
-and as its hand-written TF2 tf.data port, every run in its own process. Each
-program times its own loop (``time.time()`` and the process's CPU time after every
-``sess.run`` or batch) and prints it last with its ``VmHWM``; steps/s count the
-steps after a warm-up, start-up is from launching the process to the first batch
-(and the CPU it took, which the machine's load does not change), CPU per step is
-over the timed steps. Start-up: ``tf1compat check`` on a generated 50-file TF1
-project, and a trivial ``tf.compat.v1`` program under plain ``python`` and under
-``tf1compat run`` (wall time to exit). Rounds are interleaved; the tables show
-medians and per-round ratios with their range. Writes ``programs.md``,
-``programs.json`` and ``programs.png`` to ``out_dir``.
+``prefetch_queue``) -- each run as ``tf1compat run`` (what a user gets without a
+flag: each pipeline on tf.data where that gives the same run), ``tf1compat run
+--queues`` (TF1's queues) and as its hand-written TF2 tf.data port, every run in
+its own process. Each program times its own loop (``time.time()`` and the
+process's CPU time after every ``sess.run`` or batch) and prints it last with its
+``VmHWM``; steps/s count the steps after a warm-up, start-up is from launching the
+process to the first batch (and the CPU it took, which the machine's load does not
+change), CPU per step is over the timed steps. Start-up: ``tf1compat
+check`` on a generated 50-file TF1 project, and a trivial ``tf.compat.v1`` program
+under plain ``python`` and under ``tf1compat run`` (wall time to exit). Rounds are
+interleaved; the tables show medians and per-round ratios with their range. Writes
+``programs.md``, ``programs.json`` and ``programs.png`` to ``out_dir``.
 
 This process never imports TensorFlow: it writes the data and programs, then
 launches and waits.
@@ -38,7 +39,7 @@ QUICK = {"train_images": 500, "warmup_steps": 2, "max_steps": 3, "rounds": 1,
          "start_rounds": 1, "check_files": 50}
 BATCH_SIZE = 128
 PORT = "TF2 tf.data port"
-MODES = ("tf1compat run", "tf1compat run --tf-data", PORT)
+MODES = ("tf1compat run", "tf1compat run --queues", PORT)
 # program -> (TF1 source, TF2 port source, data folder under the data directory)
 PROGRAMS = {
     "CIFAR-10 tutorial distorted_inputs": (
@@ -105,8 +106,8 @@ def commands(work_dir, settings):
         stem = _stem(program)
         flags = [f"--data_dir={os.path.join(work_dir, 'data', data)}", *loop_flags]
         rows[f"{program}: tf1compat run"] = [*tf1compat, "run", f"{stem}.py", *flags]
-        rows[f"{program}: tf1compat run --tf-data"] = [
-            *tf1compat, "run", "--tf-data", f"{stem}.py", *flags]
+        rows[f"{program}: tf1compat run --queues"] = [
+            *tf1compat, "run", "--queues", f"{stem}.py", *flags]
         rows[f"{program}: {PORT}"] = [python, f"{stem}_tf2.py", *flags]
     rows[CHECK_ROW] = [*tf1compat, "check", os.path.join(work_dir, "project")]
     rows[PLAIN_ROW] = [python, "trivial.py"]
@@ -265,10 +266,10 @@ def write_chart(results, path):
             if row in results and not any("error" in r for r in results[row])]
     values = [statistics.median(r["steps_per_s"] for r in results[row]) for row in rows]
     colors = ["tab:green" if row.endswith(PORT) else
-              "tab:blue" if row.endswith("--tf-data") else "tab:gray" for row in rows]
+              "tab:gray" if row.endswith("--queues") else "tab:blue" for row in rows]
     bar_chart(path, rows, values, colors,
               xlabel=f"steps/s (batch {BATCH_SIZE}, median of interleaved rounds)",
-              title="Input loops (gray: run, blue: run --tf-data, green: TF2 port)")
+              title="Input loops (blue: run, gray: run --queues, green: TF2 port)")
 
 
 def run(quick=False, out_dir="bench-results", rows=None):

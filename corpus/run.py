@@ -1,5 +1,7 @@
 """Run the corpus: each program of ``programs.json``, fetched into a local folder,
-unmodified, with ``tf1compat run`` and ``tf1compat run --tf-data`` on synthetic data.
+unmodified, with ``tf1compat run`` (its pipelines on tf.data where that gives the same
+run, the default), ``tf1compat run --queues`` (TF1's queues) and ``tf1compat run
+--tf-data`` on synthetic data.
 
 ``python -m corpus.run --from FOLDER`` expects ``FOLDER/<name>/`` to hold each
 program's files as its repository has them (docs/corpus.md says how to fetch them).
@@ -32,7 +34,7 @@ from corpus.data import make_data
 from tf1compat import _process_groups as process_groups
 
 PROGRAMS = pathlib.Path(__file__).with_name("programs.json")
-MODES = {"run": [], "tf-data": ["--tf-data"]}
+MODES = {"run": [], "queues": ["--queues"], "tf-data": ["--tf-data"]}
 SUCCESS = ("ok", "stopped")
 LEFT_RUNNING = "it left processes running when it ended; the runner killed them"
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
@@ -163,7 +165,7 @@ def main(argv=None):
                         help="seconds per run, unless the program sets its own")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these programs")
     parser.add_argument("--mode", choices=tuple(MODES), action="append",
-                        help="run only in this mode (repeatable; default: both)")
+                        help="run only in this mode (repeatable; default: all three)")
     args = parser.parse_args(argv)
     programs = load_programs()
     if args.only:

@@ -202,7 +202,7 @@ def test_a_failing_program_is_a_row_naming_its_error(tmp_path):
     hanging = programs.run_child([sys.executable, "-c", "import time; time.sleep(60)"],
                                  tmp_path, timeout=1)
     assert hanging == {"error": "no exit within 1 s (killed)"}
-    row = "slim DatasetDataProvider + batch: tf1compat run --tf-data"
+    row = "slim DatasetDataProvider + batch: tf1compat run --queues"
     table = programs.loop_table({row: [result]})
     assert f"| {row} | failed: exit status 1: ValueError: no data_dir given |" in table
 

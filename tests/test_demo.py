@@ -3,6 +3,7 @@ its files, and fails (exit 1) when a step's result is wrong."""
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -31,9 +32,12 @@ def test_demo_runs_the_three_jobs_and_keeps_its_files(tmp_path, capsys):
     assert expected.startswith("images 200, pixel sum ")
     program_output = "\n".join(f"    {line}" for line in expected.splitlines())
     run = "  $ tf1compat run old_program/count_cifar.py --data_dir=cifar-10-batches-bin\n"
-    tf_data = ("  $ tf1compat run --tf-data old_program/count_cifar.py "
-               "--data_dir=cifar-10-batches-bin\n")
-    assert run + program_output + "\n" + tf_data + program_output + "\n" in out
+    queues = ("  $ tf1compat run --queues old_program/count_cifar.py "
+              "--data_dir=cifar-10-batches-bin\n")
+    said = re.search(r"    tf1compat run: tf.train.batch \(count_cifar.py:\d+\) runs on tf.data\n",
+                     out)   # on stderr, shown after the program's output
+    assert said and run + program_output + "\n" + said.group() + queues + program_output + \
+        "\n" in out
     assert "1 file(s) checked: 0 unsupported name(s) in 0 file(s)" in out
     assert "cifar10-tfrecords/cifar10_train.tfrecord: 200 records" in out
     assert "cifar10-tfrecords/cifar10_test.tfrecord: 50 records" in out
@@ -61,7 +65,7 @@ def test_a_program_that_drops_the_last_batch_fails_the_check(tmp_path, monkeypat
     demo.run_old_program(steps, source)
     assert steps.failures == ["the counts are those of the binary files (computed with numpy)"]
     assert "    images 192, pixel sum " in "\n".join(lines)
-    assert "  ok: run and run --tf-data print the same" in lines
+    assert "  ok: run (on tf.data) and run --queues print the same" in lines
 
 
 @pytest.mark.tf

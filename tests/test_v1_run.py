@@ -113,15 +113,21 @@ def in_process(monkeypatch):
 @pytest.mark.timeout(120)
 def test_runners_never_started_fail_after_the_grace_period_run_as_module(
         tmp_path, in_process, monkeypatch, capsys):
+    """On TF1's queues (tf_data=False, ``--queues``); by default the pipeline runs on
+    tf.data, which needs no runner threads: the program reads its batch."""
     write_program(tmp_path, "tf1compat_test_legacy/__init__.py", "")
     program = write_program(tmp_path, "tf1compat_test_legacy/starved.py", STARVED)
     monkeypatch.chdir(tmp_path)
-    assert in_process.run_module("tf1compat_test_legacy.starved", [], grace_period=1) == 1
+    assert in_process.run_module("tf1compat_test_legacy.starved", [], grace_period=1,
+                                 tf_data=False) == 1
     err = capsys.readouterr().err
     assert "QueueRunnersNotStartedError: sess.run waited 1 s on queue 'batch/fifo_queue', " \
            "'input_producer'" in err
     assert "tf.train.start_queue_runners(sess=sess, coord=coord)" in err
     assert f'File "{program}", line 9' in err
+    sys.modules.pop("tf1compat_test_legacy.starved", None)
+    assert in_process.run_module("tf1compat_test_legacy.starved", [], grace_period=1) == 0
+    assert "Error" not in capsys.readouterr().err
 
 
 CORRUPT = """
@@ -185,8 +191,12 @@ CORRUPT = """
 
 @pytest.mark.timeout(120)
 @pytest.mark.usefixtures("no_thread_leaks")  # the closed sessions' step threads end
+@pytest.mark.parametrize("tf_data, failed", [
+    (False, "a queue-runner thread failed in op 'ReaderReadV2' (ReaderReadV2)"),
+    ("auto", "the tf.data pipeline replacing queue 'batch/fifo_queue' failed in op "
+             "'tf_data/IteratorGetNext' (IteratorGetNext)")], ids=["queues", "default"])
 def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offset(
-        tmp_path, in_process, capsys):
+        tmp_path, in_process, capsys, tf_data, failed):
     from tf1compat.records.tfrecord import write_records
 
     data = tmp_path / "train.tfrecord"
@@ -195,11 +205,10 @@ def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offse
     damaged[3 * 26 + 12 + 4] ^= 0xFF  # a data byte of record 3
     data.write_bytes(bytes(damaged))
     program = write_program(tmp_path, "corrupt.py", CORRUPT)
-    status = in_process.run_path(program, [str(data)])
+    status = in_process.run_path(program, [str(data)], tf_data=tf_data)
     out, err = capsys.readouterr()
     located = f"{data}: record 3 at byte 78: data CRC mismatch"
-    explained = f"[tf1compat] a queue-runner thread failed in op 'ReaderReadV2' (ReaderReadV2); " \
-                f"{located}"
+    explained = f"[tf1compat] {failed}; {located}"
     lines = out.splitlines()  # never "done": not taken for the end of the data
     assert [line.split(": ")[0] for line in lines] == ["sess.run", "monitored", "supervisor"]
     for line in lines:
@@ -208,7 +217,9 @@ def test_corrupt_record_reaches_sess_run_and_coord_join_naming_file_record_offse
     # the loop's sess.run or coord.join raises it (whichever sees the stop first)
     assert re.search(r"line \d+, in <module>\n    (sess\.run\(batch\)|coord\.join\(threads\))",
                      err)
-    assert "DataLossError: corrupted record at 90" in err and explained in err
+    # on queues TF1's runner error; on tf.data TensorFlow's "Graph execution error" first
+    assert re.search(r"DataLossError: (Graph execution error:(.|\n)*)?corrupted record at 90",
+                     err) and explained in err
 
 
 @pytest.mark.timeout(120)
@@ -297,12 +308,16 @@ def _processes_running(program):
 @pytest.mark.slow
 @pytest.mark.alone      # failed 2 times in 4 inside an xdist worker, never on its own
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("wait, signum, status, said", [
-    ("run", signal.SIGINT, 130, "interrupted"), ("join", signal.SIGINT, 130, "interrupted"),
-    ("monitored", signal.SIGTERM, 143, "terminated")])
-def test_a_signal_ends_a_blocked_wait_without_its_example(tmp_path, wait, signum, status, said):
+@pytest.mark.parametrize("wait, signum, status, said, flags", [
+    ("run", signal.SIGINT, 130, "interrupted", ["--queues"]),
+    ("join", signal.SIGINT, 130, "interrupted", ["--queues"]),
+    ("monitored", signal.SIGTERM, 143, "terminated", ["--queues"]),
+    ("run", signal.SIGINT, 130, "interrupted", ["--quiet"])],     # on tf.data, by default
+    ids=["run", "join", "monitored", "run on tf.data"])
+def test_a_signal_ends_a_blocked_wait_without_its_example(tmp_path, wait, signum, status, said,
+                                                          flags):
     program = write_program(tmp_path, "slow_producer.py", SLOW_PRODUCER)
-    process = subprocess.Popen([sys.executable, "-m", "tf1compat", "run", program, wait],
+    process = subprocess.Popen([sys.executable, "-m", "tf1compat", "run", *flags, program, wait],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                cwd=tmp_path)
     try:

@@ -201,23 +201,40 @@ def test_a_run_mode_entered_again_stays_until_the_block_that_installed_it_ends(t
     assert installed_run_mode() is None and builtins.__import__ is original_import
 
 
-def test_a_second_install_changes_settings_and_cannot_turn_tf_data_off(tmp_path):
+def test_a_second_install_changes_settings_for_the_batching_calls_made_after(tmp_path):
+    """tf_data can be turned off and on again: each batching call follows the settings
+    it is made under. Turning it off drops the cache budget (it was "cache_budget needs
+    tf_data", naming a setting the user did not pass, then refused)."""
     import tf1compat as tc
+    from tf1compat._tf import v1
+    from tf1compat.pipeline.cache_budget import cache_budget
     from tf1compat.v1 import RunSettings, install, run_path, uninstall
     from tf1compat.v1.run_mode import installed_run_mode
 
-    install([tmp_path], tf_data=True, cache_budget="2M")
+    def batch_op_type(tf1):
+        with tc.legacy_graph():
+            queue = tf1.train.input_producer(v1.range(4), num_epochs=1, shuffle=False)
+            return tf1.train.batch([queue.dequeue()], 2).op.type
+
+    tf1 = install([tmp_path], tf_data=True, cache_budget="2M")
     try:
         install(cache_budget="1M", grace_period=4)
         settings = installed_run_mode().settings
-        assert (settings.cache_budget, settings.grace_period) == (2 ** 20, 4.0)
-        with pytest.raises(tc.PipelineConfigError) as e:
-            install(tf_data=False)
-        assert str(e.value) == ("tf_data: batching calls build tf.data in this run mode "
-                                "already; uninstall it to run them on queues")
-        with pytest.raises(tc.errors.ArgumentTypeError, match="tf_data must be True or False"):
+        assert (settings.tf_data, settings.cache_budget, settings.grace_period) == \
+            (True, 2 ** 20, 4.0)
+        with pytest.raises(tc.errors.ArgumentTypeError,
+                           match="tf_data must be True, False or 'auto', got 'no'"):
             install(tf_data="no")
         assert installed_run_mode().settings == settings
+        assert batch_op_type(tf1) == "IteratorGetNext"     # on tf.data
+        install(tf_data=False)
+        settings = installed_run_mode().settings
+        assert (settings.tf_data, settings.cache_budget, settings.grace_period) == \
+            (False, None, 4.0)
+        assert batch_op_type(tf1) == "QueueDequeueManyV2"  # on queues from now on
+        install(tf_data="auto")
+        assert installed_run_mode().settings.cache_budget == cache_budget(None)
+        assert batch_op_type(tf1) == "IteratorGetNext"
     finally:
         uninstall()
     with pytest.raises(TypeError, match=r"pass settings or \['tf_data'\], not both"):

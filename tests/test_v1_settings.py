@@ -15,7 +15,7 @@ from legacy_programs import tf1compat_run, write_program
 
 from tf1compat import cli
 from tf1compat.errors import ArgumentTypeError, PipelineConfigError
-from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE
+from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, cache_budget
 from tf1compat.v1.settings import RunSettings
 
 SIZE = "a size in bytes up to 9223372036854775807 (e.g. 500M, 2G, 1073741824), or off"
@@ -23,9 +23,10 @@ SIZE = "a size in bytes up to 9223372036854775807 (e.g. 500M, 2G, 1073741824), o
 
 def test_defaults_and_plain_values(tmp_path, monkeypatch):
     monkeypatch.delenv(BUDGET_VARIABLE, raising=False)
-    assert RunSettings() == RunSettings(roots=(), grace_period=10.0, tf_data=False,
+    assert RunSettings() == RunSettings(roots=(), grace_period=10.0, tf_data="auto",
                                         data_service=None, data_service_timeout=None,
-                                        cache_budget=None)
+                                        cache_budget=cache_budget(None))
+    assert RunSettings(tf_data=False).cache_budget is None     # on queues: no cache
     settings = RunSettings(roots=[tmp_path, str(tmp_path)], grace_period=np.int64(3),
                            tf_data=np.bool_(True), data_service="grpc://host:5050",
                            data_service_timeout=float("inf"), cache_budget="2M")
@@ -41,7 +42,8 @@ def test_the_cache_budget_is_resolved_once_with_tf_data(monkeypatch):
     assert RunSettings(tf_data=True).cache_budget == 3 * 2 ** 20
     assert RunSettings(tf_data=True, cache_budget=False).cache_budget == 0
     assert RunSettings(tf_data=True, cache_budget=np.int64(10 ** 6)).cache_budget == 10 ** 6
-    assert RunSettings().cache_budget is None     # no tf.data, no cache
+    assert RunSettings().cache_budget == 3 * 2 ** 20       # the default: tf.data where it can
+    assert RunSettings(tf_data=False).cache_budget is None     # no tf.data, no cache
     monkeypatch.setenv(BUDGET_VARIABLE, "99999999999T")
     with pytest.raises(PipelineConfigError) as e:
         RunSettings(tf_data=True)
@@ -54,7 +56,8 @@ def test_the_cache_budget_is_resolved_once_with_tf_data(monkeypatch):
      "grace_period must be a positive number of seconds (inf: no limit), got 0"),
     ({"grace_period": "10"}, ArgumentTypeError,
      "grace_period must be a positive number of seconds (inf: no limit), got '10'"),
-    ({"tf_data": 1}, ArgumentTypeError, "tf_data must be True or False, got 1"),
+    ({"tf_data": 1}, ArgumentTypeError, "tf_data must be True, False or 'auto', got 1"),
+    ({"tf_data": "yes"}, ArgumentTypeError, "tf_data must be True, False or 'auto', got 'yes'"),
     ({"tf_data": True, "data_service": "127.0.0.1:5050"}, PipelineConfigError,
      "data_service must be grpc://HOST:PORT (a tf.data service dispatcher), got "
      "'127.0.0.1:5050'"),
@@ -67,12 +70,12 @@ def test_the_cache_budget_is_resolved_once_with_tf_data(monkeypatch):
      f"cache_budget must be {SIZE}, got 100000000000000000000"),
     ({"tf_data": True, "cache_budget": 2.5}, ArgumentTypeError,
      f"cache_budget must be {SIZE}, got 2.5"),
-    ({"data_service": "grpc://h:1"}, PipelineConfigError,
+    ({"tf_data": False, "data_service": "grpc://h:1"}, PipelineConfigError,
      "data_service needs tf_data: the service runs the pipelines that batching calls build "
      "as tf.data"),
     ({"tf_data": True, "data_service_timeout": 5}, PipelineConfigError,
      "data_service_timeout needs data_service: it bounds the waits for the service"),
-    ({"cache_budget": False}, PipelineConfigError,
+    ({"tf_data": False, "cache_budget": False}, PipelineConfigError,
      "cache_budget needs tf_data: it sets the in-memory cache of the tf.data pipelines"),
 ])
 def test_one_behaviour_per_mistake(options, error, message):
@@ -150,6 +153,7 @@ def test_every_flagged_setting_is_a_run_flag():
         else:
             assert "--" + field.name.replace("_", "-") in options[field.name]
     assert options["cache_budget"] == ["--cache-budget", "--no-cache"]
+    assert options["tf_data"] == ["--tf-data", "--queues"]
 
 
 def _run_parser():
@@ -160,10 +164,13 @@ def _run_parser():
     (["--cache-budget", "1e30", "--tf-data"], f"--cache-budget must be {SIZE}, got '1e30'"),
     (["--tf-data", "--cache-budget", "99999999999T"],
      f"--cache-budget must be {SIZE}, got '99999999999T'"),
-    (["--no-cache"],
+    (["--queues", "--no-cache"],
      "--no-cache needs --tf-data: it sets the in-memory cache of the tf.data pipelines"),
-    (["--cache-budget", "1M"],
+    (["--cache-budget", "1M", "--queues"],
      "--cache-budget needs --tf-data: it sets the in-memory cache of the tf.data pipelines"),
+    (["--queues", "--data-service", "grpc://h:1"],
+     "--data-service needs --tf-data: the service runs the pipelines that batching calls "
+     "build as tf.data"),
     (["--grace-period", "soon"],
      "--grace-period must be a positive number of seconds (inf: no limit), got 'soon'"),
     (["--grace-period", "-1"],

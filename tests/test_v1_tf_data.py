@@ -92,9 +92,10 @@ def tfrecords(tmp_path):
 LEGACY = pathlib.Path(__file__).resolve().parent.parent / "examples" / "legacy"
 
 
-def run_program(cwd, program, *arguments, tf_data=True):
-    """``python -m tf1compat run [--tf-data] PROGRAM ARGUMENTS`` in ``cwd``."""
-    options = ["--tf-data"] if tf_data else []
+def run_program(cwd, program, *arguments, tf_data=True, options=()):
+    """``python -m tf1compat run --tf-data PROGRAM ARGUMENTS`` in ``cwd`` (``tf_data``
+    False: ``--queues``; None: neither, the default)."""
+    options = [*{True: ["--tf-data"], False: ["--queues"], None: []}[tf_data], *options]
     completed = subprocess.run(
         [sys.executable, "-m", "tf1compat", "run", *options, str(program), *map(str, arguments)],
         cwd=cwd, capture_output=True, text=True, timeout=240,
@@ -104,6 +105,7 @@ def run_program(cwd, program, *arguments, tf_data=True):
 
 
 def write_program(folder, source):
+    folder.mkdir(parents=True, exist_ok=True)
     program = folder / "program.py"
     program.write_text(textwrap.dedent(source))
     return program
@@ -185,9 +187,42 @@ def test_classic_program_lowered_equals_its_queue_fallback(tmp_path, tfrecords):
     assert len([line for line in queued.stdout.splitlines() if line.startswith("batch")]) == 11
     assert "runner threads 0" not in queued.stdout.splitlines()
     assert queued.stderr.count("stays on queues") == 1
-    assert "tf1compat run --tf-data: tf.train.batch stays on queues: cannot lower op 'mean' " \
-           "(VariableV2) to tf.data: a variable in the per-example path" in queued.stderr
-    assert "program.py" in queued.stderr        # the warning names the program's line
+    assert re.search(r"tf1compat run --tf-data: tf.train.batch \(program.py:\d+\) stays on "
+                     r"queues: cannot lower op 'mean' \(VariableV2\) to tf.data: a variable in "
+                     "the per-example path", queued.stderr)     # the program's line named
+
+
+@pytest.mark.timeout(600)
+def test_by_default_each_pipeline_runs_where_it_can_and_says_so_once(tmp_path, tfrecords):
+    """Plain ``tf1compat run``: a pipeline that lowers runs on tf.data, one that cannot
+    stays on TF1's queues (no warning: a notice saying why), each said in one line;
+    ``--quiet`` says nothing; ``--queues`` runs both on queues. The same output
+    every way."""
+    movable = write_program(tmp_path / "a", CLASSIC.replace("MEAN", "0.5"))
+    stuck = write_program(tmp_path / "b", CLASSIC.replace(
+        "MEAN", 'tf.Variable([0.5, 0.5, 0.5], name="mean")'))
+    runs = {(program.parent.name, tuple(flags)): run_program(
+                tmp_path, program, *tfrecords, tf_data=None, options=flags)
+            for program in (movable, stuck) for flags in ([], ["--quiet"], ["--queues"])}
+    outputs = {reading(done.stdout) == reading(runs["a", ("--queues",)].stdout)
+               for done in runs.values()}
+    assert outputs == {True}
+    assert "runner threads 0" in runs["a", ()].stdout.splitlines()
+    assert "runner threads 0" not in runs["b", ()].stdout.splitlines()
+    said = {key: [line for line in done.stderr.splitlines() if line.startswith("tf1compat")]
+            for key, done in runs.items()}
+    assert len(said["a", ()]) == 1 and re.fullmatch(
+        r"tf1compat run: tf.train.batch \(program.py:\d+\) runs on tf.data, its parsed "
+        r"examples kept in memory after their first reading \(about \d+ bytes\)",
+        said["a", ()][0])   # 2 epochs: cached
+    assert len(said["b", ()]) == 1 and re.fullmatch(
+        r"tf1compat run: tf.train.batch \(program.py:\d+\) stays on TF1's queues: cannot "
+        r"lower op 'mean' \(VariableV2\) to tf.data: a variable in the per-example path: .*",
+        said["b", ()][0])
+    assert "Warning" not in runs["b", ()].stderr
+    for key in [("a", ("--quiet",)), ("b", ("--quiet",)), ("a", ("--queues",)),
+                ("b", ("--queues",))]:
+        assert said[key] == [], key
 
 
 @pytest.mark.timeout(600)

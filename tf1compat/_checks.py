@@ -214,14 +214,18 @@ def check_choice(api: str | None, argument: str, value: object,
 
 
 def check_flag(api: str | None, argument: str, value: object, *,
-               allow_none: bool = False) -> bool | None:
-    """``value`` as a bool: True or False (numpy's too), or None with ``allow_none``."""
+               allow_none: bool = False, also: str | None = None) -> bool | str | None:
+    """``value`` as a bool: True or False (numpy's too), or None with ``allow_none``,
+    or the word ``also`` (e.g. ``"auto"``)."""
     if value is None and allow_none:
         return None
+    if also is not None and isinstance(value, str) and value == also:
+        return also
     if type(value).__name__ in ("bool", "bool_"):  # Python's and numpy's, without numpy
         return bool(value)
-    raise _wrong_type(api, argument, "True, False or None" if allow_none else "True or False",
-                      value)
+    choices = ["True", "False", *(["None"] if allow_none else []),
+               *([repr(also)] if also is not None else [])]
+    raise _wrong_type(api, argument, f"{', '.join(choices[:-1])} or {choices[-1]}", value)
 
 
 def check_callable(api: str | None, argument: str, value: _Choice, *,

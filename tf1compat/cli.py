@@ -404,6 +404,9 @@ def _add_run(subparsers):
     p.add_argument("-m", dest="module", action="store_true",
                    help="TARGET is a module name, run like `python -m TARGET`")
     _add_settings_flags(p)
+    p.add_argument("--quiet", action="store_true",
+                   help="no line per input pipeline saying where it runs, no progress bars "
+                        "(as TQDM_DISABLE=1)")
     p.add_argument("target", metavar="PROGRAM", help="the program file (or module with -m)")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="the program's own arguments")
@@ -440,11 +443,12 @@ def _run_settings(args):
     after one error line naming the flags as the user typed them."""
     from tf1compat.errors import PipelineConfigError
     from tf1compat.v1.settings import RunSettings
-    options, flags = {}, {}
+    options, flags, on_flags = {}, {}, {}
     for field, flag in _settings_flags():
         value = getattr(args, field.name)
         off_flag = field.metadata["off_flag"]
         flags[field.name] = off_flag[0] if off_flag and value is False else flag
+        on_flags[field.name] = flag
         if value is not None:
             from_text = field.metadata["from_text"]
             options[field.name] = from_text(value) if from_text and isinstance(value, str) \
@@ -452,6 +456,9 @@ def _run_settings(args):
     try:
         return RunSettings(**options)
     except PipelineConfigError as e:     # ArgumentTypeError too
+        if isinstance(e.expected, str) and e.expected in on_flags and \
+                e.expected != e.argument:     # the setting it needs, turned on
+            flags[e.expected] = on_flags[e.expected]
         print(f"tf1compat run: error: {error_line('run', e, flags)}", file=sys.stderr)
         return None
 
@@ -466,7 +473,8 @@ def _run_program(args):
     from tf1compat.v1 import program
     run = program.run_module if args.module else program.run_path
     try:
-        return run(args.target, args.args, settings=settings)
+        with _pipeline_notices(args.quiet):
+            return run(args.target, args.args, settings=settings)
     except DataServiceError as e:   # a wait on the tf.data service ran out of time
         print(f"tf1compat run: error: {error_line('run', e)}", file=sys.stderr)
         _exit_leaving_sessions(2)
@@ -494,6 +502,29 @@ def _exit_leaving_sessions(status):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
+
+
+@contextlib.contextmanager
+def _pipeline_notices(quiet):
+    """While the program runs: each :class:`~tf1compat.v1.tf_data_mode.PipelineNotice`
+    (where a batching call's pipeline runs) as one line on stderr, ``tf1compat run:
+    ...``, or none with ``quiet``; other warnings as the program has them shown."""
+    import warnings
+
+    from tf1compat.v1.tf_data_mode import PipelineNotice
+
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, PipelineNotice):
+                print(f"tf1compat run: {message}", file=sys.stderr, flush=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+        warnings.showwarning = show
+        if quiet:
+            warnings.filterwarnings("ignore", category=PipelineNotice)
+        yield
 
 
 def _add_check(subparsers):

@@ -2,9 +2,9 @@
 
 1. An old TF1 program (``tf.app.flags``, ``FixedLengthRecordReader``,
    ``tf.train.batch``, ``Session`` + ``Coordinator``; written by the demo) reads a
-   seeded synthetic CIFAR-10, unmodified: ``tf1compat run``, then ``tf1compat run
-   --tf-data``. Both must print the same counts, and those the demo computes from
-   the binary files with numpy.
+   seeded synthetic CIFAR-10, unmodified: ``tf1compat run`` (its pipeline on
+   tf.data), then ``tf1compat run --queues``. Both must print the same counts, and
+   those the demo computes from the binary files with numpy.
 2. ``tf1compat check`` on the program's folder: nothing run mode cannot give.
 3. ``tf1compat convert-cifar10`` to slim's TFRecords, ``tf1compat inspect`` of the
    output; the record counts must be the image counts.
@@ -150,7 +150,7 @@ def _shell_quote(argument):
 
 
 def run_old_program(steps, binary_folder):
-    """Step 1: the old program, unmodified, on queues and on tf.data."""
+    """Step 1: the old program, unmodified, on tf.data (the default) and on queues."""
     steps.echo("[1/4] An old TF1 program, unmodified (tf.app.flags, FixedLengthRecordReader, "
                "tf.train.batch, Session + Coordinator):")
     program = os.path.join(steps.folder, PROGRAM)
@@ -158,10 +158,10 @@ def run_old_program(steps, binary_folder):
     with open(program, "w") as f:
         f.write(PROGRAM_TEXT)
     data_dir = os.path.relpath(binary_folder, steps.folder)
-    queues = steps.command("run", PROGRAM, f"--data_dir={data_dir}")
-    tf_data = steps.command("run", "--tf-data", PROGRAM, f"--data_dir={data_dir}")
+    tf_data = steps.command("run", PROGRAM, f"--data_dir={data_dir}")
+    queues = steps.command("run", "--queues", PROGRAM, f"--data_dir={data_dir}")
     steps.check(queues[0] == 0 and tf_data[0] == 0, "both runs exit 0")
-    steps.check(queues[1] == tf_data[1], "run and run --tf-data print the same")
+    steps.check(queues[1] == tf_data[1], "run (on tf.data) and run --queues print the same")
     steps.check(queues[1] == expected_program_output(binary_folder),
                 "the counts are those of the binary files (computed with numpy)")
 
@@ -235,7 +235,7 @@ def run(workdir=None, seed=0, cifar=None, *, echo):
         step()
         echo("")
     echo(f"Next steps (the files are in {folder}):\n"
-         f"  tf1compat run --tf-data YOUR_PROGRAM.py ARGS   your own TF1 program, on tf.data\n"
+         f"  tf1compat run YOUR_PROGRAM.py ARGS             your own TF1 program, on tf.data\n"
          f"  tf1compat check YOUR_PROJECT/                 what would not run, and where\n"
          f"  tf1compat convert-images PHOTOS/ OUT --name N  a folder of class folders to "
          f"TFRecords\n"

@@ -43,14 +43,16 @@ def install(paths=None, **options):
     does. ``options``: the settings of :class:`~tf1compat.v1.settings.RunSettings`,
     e.g. ``grace_period`` (seconds a ``sess.run`` waits on queues whose runners were
     never started before raising ``QueueRunnersNotStartedError``; default 10,
-    ``float("inf")``: wait forever, as TF1), ``tf_data`` (batching calls build their
-    pipelines as tf.data inside the graph instead of queues,
-    :mod:`tf1compat.v1.tf_data_mode`), ``data_service`` (``grpc://HOST:PORT``: on that
+    ``float("inf")``: wait forever, as TF1), ``tf_data`` (where batching calls build
+    their pipelines: ``"auto"``, the default, on tf.data inside the graph where that
+    gives the same run, else on queues; ``True`` on tf.data, or on queues with a
+    warning; ``False`` on TF1's queues; :mod:`tf1compat.v1.tf_data_mode`),
+    ``data_service`` (``grpc://HOST:PORT``: the pipelines on tf.data run on that
     tf.data service), ``data_service_timeout`` (seconds each wait for it may take,
     default 120), ``cache_budget`` (the bytes the pipelines' in-memory caches may hold).
 
     A second call adds its paths and changes the settings it is given in the run mode
-    in place (tf.data batching can be turned on, not off). What it changes for the
+    in place (for the batching calls made from then on). What it changes for the
     whole process (TensorFlow 2 behaviour off, queue runners that report explained
     errors, Ctrl-C answered during ``sess.run``, the import hook, tf-slim's repair,
     TensorFlow's log at TF1's level unless ``TF1COMPAT_VERBOSE=1``) is undone by

@@ -27,9 +27,7 @@ import sys
 import threading
 import warnings
 
-from tf1compat._checks import check_flag
 from tf1compat._tf import VERBOSE, own_notices_dropped, tf, v1
-from tf1compat.errors import PipelineConfigError
 from tf1compat.migrate.service import check_reachable
 from tf1compat.slim import tf_slim_patched
 from tf1compat.slim._namespace import Patches
@@ -69,14 +67,16 @@ class RunMode:
     does. The other keyword arguments are :class:`~tf1compat.v1.settings.RunSettings`'
     fields: ``grace_period`` (seconds a ``sess.run`` waits on queues whose runners were
     never started before raising ``QueueRunnersNotStartedError``; ``float("inf")``:
-    wait forever, as TF1), ``tf_data`` (batching calls build their pipelines as
-    tf.data inside the graph, :mod:`tf1compat.v1.tf_data_mode`), ``data_service``
-    (``grpc://HOST:PORT``, with ``tf_data``: those pipelines run on that tf.data
-    service cluster, :mod:`tf1compat.migrate.service`, whose dispatcher must answer
-    now), ``data_service_timeout`` (seconds a read waits for the service's next
-    element before raising ``DataServiceError``; default 120, ``inf``: no bound),
-    ``cache_budget`` (with ``tf_data``: the bytes the pipelines' in-memory caches may
-    hold, as ``to_tf_data``'s ``cache``; 0 or False: none). Or ``settings``: a
+    wait forever, as TF1), ``tf_data`` (where batching calls build their pipelines:
+    ``"auto"``, the default, as tf.data inside the graph where that gives the same
+    run, else on queues; ``True`` as tf.data, or on queues with a warning; ``False``
+    on TF1's queues; :mod:`tf1compat.v1.tf_data_mode`), ``data_service``
+    (``grpc://HOST:PORT``: the pipelines on tf.data run on that tf.data service
+    cluster, :mod:`tf1compat.migrate.service`, whose dispatcher must answer now),
+    ``data_service_timeout`` (seconds a read waits for the service's next element
+    before raising ``DataServiceError``; default 120, ``inf``: no bound),
+    ``cache_budget`` (the bytes the tf.data pipelines' in-memory caches may hold, as
+    ``to_tf_data``'s ``cache``; 0 or False: none). Or ``settings``: a
     ``RunSettings`` made already (``paths`` are added to its roots).
 
     Use it as a context manager (``with RunMode([folder]) as run_mode:``; blocks
@@ -92,8 +92,8 @@ class RunMode:
         self.queue_api = dict(queue_runtime.QUEUE_API)
         if settings.data_service is not None:
             check_reachable(settings.data_service, api="run --data-service")
-        if settings.tf_data:
-            tf_data_mode.batch_on_tf_data(self.queue_api, lambda: self._settings)
+        # each batching call reads the settings it is made under (queues, tf.data, auto)
+        tf_data_mode.batch_on_tf_data(self.queue_api, lambda: self._settings)
         self.tensorflow = namespace.build_tensorflow_module(self.queue_api, self.runtime)
         self._patches = Patches()
         self._undo = []  # what uninstall() does besides the patches, newest last
@@ -109,23 +109,14 @@ class RunMode:
         return _installed is self
 
     def update(self, *, roots=(), **changes):
-        """Add ``roots`` and change the settings in ``changes`` (tf.data batching can be
-        turned on, not off); the new settings are checked before anything changes."""
-        if self._settings.tf_data and "tf_data" in changes \
-                and not check_flag(None, "tf_data", changes["tf_data"]):
-            raise PipelineConfigError(
-                "tf_data: batching calls build tf.data in this run mode already; uninstall "
-                "it to run them on queues", argument="tf_data", expected=True)
+        """Add ``roots`` and change the settings in ``changes`` (the batching calls made
+        from then on follow them); the new settings are checked before anything
+        changes."""
         settings = self._settings.with_changes(roots=roots, **changes)
         if settings.data_service not in (None, self._settings.data_service):
             check_reachable(settings.data_service, api="run --data-service")
-        turned_on = settings.tf_data and not self._settings.tf_data
         self._settings = settings
         self.scope.add_roots(settings.roots)
-        if turned_on:
-            tf_data_mode.batch_on_tf_data(self.queue_api, lambda: self._settings)
-            if self.installed:
-                self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
 
     def install(self):
         """Put run mode in place for this process; returns its ``tensorflow`` module.
@@ -170,8 +161,7 @@ class RunMode:
         finder = rewrite.ProgramFinder(self.scope.is_program_file)
         sys.meta_path.insert(0, finder)
         self._undo.append(lambda: sys.meta_path.remove(finder))
-        if self._settings.tf_data:
-            self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
+        self._add_logger_filter(tf_data_mode.drop_no_runners_notice)
         if not VERBOSE:
             logger = tf.get_logger()
             level = logger.level

@@ -31,10 +31,11 @@ from tf1compat._typing import PathArg
 from tf1compat.errors import ArgumentTypeError
 from tf1compat.pipeline.cache_budget import cache_budget
 
-__all__ = ["RunSettings", "DEFAULT_GRACE_PERIOD", "run_settings"]
+__all__ = ["RunSettings", "DEFAULT_GRACE_PERIOD", "AUTO", "run_settings"]
 
 DEFAULT_GRACE_PERIOD = 10.0
 _Value = TypeVar("_Value")
+AUTO = "auto"   # tf_data's default: each pipeline on tf.data where that gives the same run
 
 
 def _check_roots(roots: object) -> tuple[str, ...]:
@@ -86,7 +87,12 @@ class RunSettings:
     :class:`~tf1compat.errors.PipelineConfigError` (a ``ValueError``), a root that
     does not exist ``FileNotFoundError``.
 
-    ``cache_budget`` given as None with ``tf_data`` becomes the budget of
+    ``tf_data``: ``"auto"`` (the default) puts each pipeline on tf.data where that
+    gives the program the same run, on TF1's queues otherwise
+    (:mod:`tf1compat.v1.tf_data_mode`); ``True`` every pipeline on tf.data, or on
+    queues with a warning when it cannot be; ``False`` every pipeline on TF1's queues.
+
+    ``cache_budget`` given as None with ``tf_data`` (True or ``"auto"``) becomes the budget of
     :func:`~tf1compat.pipeline.cache_budget.cache_budget` (the
     ``TF1COMPAT_CACHE_BUDGET`` variable, else a quarter of the available memory, at
     most 4 GiB), so a run mode and its children use the same number.
@@ -98,15 +104,18 @@ class RunSettings:
         "how long sess.run waits on queues whose runners were never started before "
         "failing (default 10; inf: wait forever, as TF1)", metavar="SECONDS",
         from_text=_number_or_text)
-    tf_data: bool = _setting(
-        False, lambda value: check_flag(None, "tf_data", value),
-        "batching calls (tf.train.batch & co.) build their pipelines as tf.data inside "
-        "the graph instead of queues; a pipeline that cannot be lowered stays on queues "
-        "with a warning naming why")
+    tf_data: bool | str = _setting(
+        AUTO, lambda value: check_flag(None, "tf_data", value, also=AUTO),
+        "every batching call (tf.train.batch & co.) builds its pipeline as tf.data inside "
+        "the graph; one that cannot be lowered stays on queues with a warning naming why "
+        "(default: each pipeline on tf.data where that gives the same run, else on "
+        "TF1's queues, said once per pipeline on stderr)",
+        off_flag=("--queues", "every pipeline on TF1's queues and their threads, as TF1 "
+                              "ran them"))
     data_service: str | None = _setting(
         None, _optional(lambda value: check_service_address(None, "data_service", value)),
-        "with --tf-data: run those pipelines on the tf.data service whose dispatcher "
-        "listens there (`tf1compat data-service`)", metavar="grpc://HOST:PORT")
+        "run the pipelines on tf.data on the tf.data service whose dispatcher listens "
+        "there (`tf1compat data-service`)", metavar="grpc://HOST:PORT")
     data_service_timeout: float | None = _setting(
         None, _optional(lambda value: check_seconds(None, "data_service_timeout", value,
                                                     positive=True, allow_inf=True)),
@@ -115,10 +124,10 @@ class RunSettings:
         "TensorFlow does)", metavar="SECONDS", from_text=_number_or_text)
     cache_budget: int | None = _setting(
         None, _optional(lambda value: cache_budget(value, argument="cache_budget")),
-        "with --tf-data: the memory a pipeline's in-memory cache may use (e.g. 500M, 2G; "
+        "the memory a tf.data pipeline's in-memory cache may use (e.g. 500M, 2G; "
         "off: none; default: TF1COMPAT_CACHE_BUDGET, else a quarter of the available "
         "memory, at most 4G)", metavar="SIZE",
-        off_flag=("--no-cache", "with --tf-data: never keep a pipeline's parsed and decoded "
+        off_flag=("--no-cache", "never keep a tf.data pipeline's parsed and decoded "
                                 "examples in memory between epochs (--cache-budget off)"))
 
     def __post_init__(self) -> None:
@@ -135,12 +144,16 @@ class RunSettings:
                      **changes: Any) -> "RunSettings":
         """These settings with ``roots`` added and the fields in ``changes`` replaced,
         checked as new ones are; a name that is not a setting is an
-        :class:`~tf1compat.errors.ArgumentTypeError` listing the settings."""
+        :class:`~tf1compat.errors.ArgumentTypeError` listing the settings. Turning
+        ``tf_data`` off (``False``) drops the cache budget, unless ``changes`` gives one:
+        it sets the caches of the tf.data pipelines."""
         names = [field.name for field in dataclasses.fields(self) if field.name != "roots"]
         for name in changes:
             if name not in names:
                 raise ArgumentTypeError(f"{name!r} is not a run setting; the settings are "
                                         f"{', '.join(names)}", argument=name, expected=names)
+        if changes.get("tf_data", True) is False and "cache_budget" not in changes:
+            changes["cache_budget"] = None
         added = cast(tuple[str, ...], check_paths(None, "roots", roots))  # __post_init__ makes str
         return dataclasses.replace(self, roots=(*self.roots, *added), **changes)
 

@@ -187,7 +187,8 @@ def lower_to_tf_data(fetches, service=None, service_timeout=None, cache=None):
     return lower(fetches, cache=cache).to_tf_data(service, service_timeout)
 
 
-def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None):
+def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None, *,
+                         lowering=None):
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` in the fetches' structure (a list stays a list), and sets the lowered
     queues' runners aside
@@ -206,11 +207,13 @@ def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None
 
     ``service``: run it on that tf.data service (``grpc://HOST:PORT``), each wait for
     it bounded by ``service_timeout`` seconds; ``cache``: the in-memory cache's budget
-    (see :func:`~tf1compat.to_tf_data`)."""
+    (see :func:`~tf1compat.to_tf_data`); ``lowering``: the :class:`Lowering` of
+    ``fetches`` made already (``cache`` is then its own)."""
     flat = tf.nest.flatten(fetches)
     graph = flat[0].graph
     with op_seeds_kept(graph):
-        lowering = lower(fetches, cache=cache)
+        if lowering is None:
+            lowering = lower(fetches, cache=cache)
         with graph.as_default(), tf.name_scope("tf_data"):
             values = tf.nest.flatten(
                 v1.data.make_one_shot_iterator(lowering.build(service, service_timeout)).get_next())
