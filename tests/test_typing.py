@@ -20,8 +20,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # in a module in neither list)
 NOT_TYPED_YET = {
     "tf1compat.migrate.lowering",
-    "tf1compat.v1.program",
-    "tf1compat.v1.run_mode",
 }
 
 

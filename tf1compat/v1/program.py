@@ -19,11 +19,15 @@ import threading
 import traceback
 import types
 import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn, cast
 
+from tf1compat._typing import PathArg
 from tf1compat.errors import DataServiceError
 from tf1compat.v1 import rewrite, scope
+from tf1compat.v1.queue_runtime import QueueRuntime
 from tf1compat.v1.run_mode import RunMode, installed_run_mode
-from tf1compat.v1.settings import run_settings
+from tf1compat.v1.settings import RunSettings, run_settings
 
 __all__ = ["install", "uninstall", "run_path", "run_module", "ProgramNotFoundError",
            "ProgramTerminated"]
@@ -33,7 +37,8 @@ class ProgramNotFoundError(FileNotFoundError):
     """The program file or module to run does not exist."""
 
 
-def install(paths=None, **options):
+def install(paths: PathArg | bytes | Sequence[PathArg | bytes] | None = None,
+            **options: Any) -> types.ModuleType:
     """Give the code in ``paths`` TensorFlow 1's world in this process; returns run
     mode's ``tensorflow`` module, e.g. ``tf = tf1compat.v1.install()``.
 
@@ -68,14 +73,14 @@ def install(paths=None, **options):
     return run_mode.tensorflow
 
 
-def uninstall():
+def uninstall() -> None:
     """Leave run mode: every change :func:`install` made is undone (idempotent)."""
     run_mode = installed_run_mode()
     if run_mode is not None:
         run_mode.uninstall()
 
 
-def _exit_status(code):
+def _exit_status(code: object) -> int:
     """The process exit status for ``SystemExit(code)``, as Python computes it."""
     if code is None:
         return 0
@@ -88,13 +93,13 @@ def _exit_status(code):
 _PACKAGE_FOLDER = os.path.dirname(os.path.dirname(__file__)) + os.sep
 
 
-def _internal_frame(filename):
+def _internal_frame(filename: str) -> bool:
     """A frame of tf1compat or runpy (not of a sibling folder such as ``tf1compat_x``)."""
     return filename.startswith(_PACKAGE_FOLDER) or \
         os.path.basename(filename) == "runpy.py" or filename.startswith("<frozen runpy")
 
 
-def _import_system_frame(filename):
+def _import_system_frame(filename: str) -> bool:
     """A frame of Python's import system (``<frozen importlib._bootstrap>``), which
     Python's own tracebacks leave out; run mode's hook keeps it from doing that."""
     return filename.startswith("<frozen importlib.")
@@ -106,13 +111,13 @@ _IMPORT_MACHINERY = frozenset(os.path.join(os.path.dirname(__file__), name)
                                            "run_mode.py"))
 
 
-def _program_traceback(tb):
+def _program_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """``tb`` from the program's first frame on, without run mode's import
     machinery between the program's ``import`` and what it raised (Python shows
     no frames of its own import system either); None when no frame is left."""
     while tb is not None and _internal_frame(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    kept = []
+    kept: list[types.TracebackType] = []
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
         if filename not in _IMPORT_MACHINERY and not _import_system_frame(filename):
@@ -130,19 +135,20 @@ class ProgramTerminated(SystemExit):
 
 
 @contextlib.contextmanager
-def _signals_end_the_program(runtime):
+def _signals_end_the_program(runtime: QueueRuntime) -> Iterator[None]:
     """While the program runs, Ctrl-C raises KeyboardInterrupt as usual and SIGTERM
     raises :class:`ProgramTerminated` (so ``finally`` blocks run and sessions are
     closed, instead of the process dying where it stands); either tells ``runtime``
     that sessions closed from then on need not wait for interrupted steps. Handlers
     the program (or its host) set are left alone."""
-    def interrupt(signum, frame):
+    def interrupt(signum: int, frame: types.FrameType | None) -> NoReturn:
         runtime.interrupted = True
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise ProgramTerminated(128 + signum)
 
-    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    defaults: dict[signal.Signals, Callable[[int, types.FrameType | None], Any] | int] = {
+        signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -157,7 +163,8 @@ def _signals_end_the_program(runtime):
             signal.signal(signum, defaults[signum])
 
 
-def _run_in(run_mode, run, *, find=None):
+def _run_in(run_mode: RunMode, run: Callable[[], object], *,
+            find: Callable[[], None] | None = None) -> int:
     """Run ``run()`` as the program inside ``run_mode`` (after ``find()``, which may
     raise ProgramNotFoundError); returns its exit status. A session the program left
     running is closed when it ends, however it ends."""
@@ -170,7 +177,7 @@ def _run_in(run_mode, run, *, find=None):
             run_mode.stop_sessions()
 
 
-def _run_as_main(run):
+def _run_as_main(run: Callable[[], object]) -> int:
     """Run ``run()`` as the program; returns its exit status. An uncaught exception
     prints its traceback from the program's first frame on, like Python, and gives 1;
     a read on the tf.data service that ran out of time (DataServiceError) is the
@@ -190,7 +197,7 @@ def _run_as_main(run):
     return 0
 
 
-def _run_file_as_main(program):
+def _run_file_as_main(program: str) -> None:
     """Run the file ``program`` as ``__main__``, as ``runpy.run_path`` does, compiled
     with NumPy's removed array methods rewritten (:mod:`tf1compat.v1.rewrite`)."""
     with io.open_code(program) as f:
@@ -203,10 +210,10 @@ def _run_file_as_main(program):
     try:
         exec(code, vars(main))  # noqa: S102 - running the program is the point
     finally:
-        sys.modules["__main__"] = saved
+        sys.modules["__main__"] = saved  # type: ignore[assignment]  # None if it was None
 
 
-def _has_main(program):
+def _has_main(program: str) -> bool:
     """True when a folder or zip application ``program`` holds ``__main__.py``."""
     if os.path.isdir(program):
         return os.path.isfile(os.path.join(program, "__main__.py"))
@@ -214,7 +221,8 @@ def _has_main(program):
         return "__main__.py" in archive.namelist()
 
 
-def run_path(path, args=(), *, settings=None, **options):
+def run_path(path: PathArg, args: Sequence[str] = (), *, settings: RunSettings | None = None,
+             **options: Any) -> int:
     """Run the program ``path`` with ``args`` in run mode; returns its exit status.
 
     The run mode's settings are ``settings`` (a
@@ -244,23 +252,25 @@ def run_path(path, args=(), *, settings=None, **options):
     return _run_in(run_mode, lambda: _run_file_as_main(program))
 
 
-def _settings(settings, options):
+def _settings(settings: RunSettings | None, options: dict[str, Any]) -> RunSettings:
     """``settings``, or the :class:`~tf1compat.v1.settings.RunSettings` of ``options``."""
     if settings is not None and options:
         raise TypeError(f"run: pass settings or {sorted(options)}, not both")
     return run_settings(settings, **options)
 
 
-def _module_root(top_spec):
+def _module_root(top_spec: importlib.machinery.ModuleSpec) -> str:
     """The folder that holds a top-level module or package: the program's own code.
     A package installed in site-packages is its own root."""
-    location = (top_spec.submodule_search_locations[0] if top_spec.submodule_search_locations
-                else top_spec.origin)
+    # a str: run_module refused a spec with neither
+    location = cast(str, top_spec.submodule_search_locations[0]
+                    if top_spec.submodule_search_locations else top_spec.origin)
     parent = os.path.dirname(location)
     return location if scope.is_library_folder(parent) else parent
 
 
-def run_module(module, args=(), *, settings=None, **options):
+def run_module(module: str, args: Sequence[str] = (), *,
+               settings: RunSettings | None = None, **options: Any) -> int:
     """Run ``module`` as ``__main__`` like ``python -m MODULE ARGS``; returns the exit status.
 
     ``settings`` or ``options``: as for :func:`run_path`. The folder holding its
@@ -280,7 +290,7 @@ def run_module(module, args=(), *, settings=None, **options):
                                    "the installed packages)")
     run_mode = RunMode([_module_root(top_spec)], settings=settings)
 
-    def find():  # in run mode: the parent packages may import tensorflow
+    def find() -> None:  # in run mode: the parent packages may import tensorflow
         try:
             found = importlib.util.find_spec(module) is not None
         except ModuleNotFoundError as e:  # a parent package is missing, not broken

@@ -26,8 +26,12 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, cast
 
 from tf1compat._tf import VERBOSE, own_notices_dropped, tf, v1
+from tf1compat._typing import PathArg
 from tf1compat.migrate.service import check_reachable
 from tf1compat.slim import tf_slim_patched
 from tf1compat.slim._namespace import Patches
@@ -41,20 +45,20 @@ from tf1compat.v1 import (
     scope,
     tf_data_mode,
 )
-from tf1compat.v1.settings import run_settings
+from tf1compat.v1.settings import RunSettings, run_settings
 
 __all__ = ["RunMode", "installed_run_mode"]
 
-_installed = None  # the RunMode in place, if any
+_installed: "RunMode | None" = None  # the RunMode in place, if any
 _installing = threading.Lock()
 
 
-def installed_run_mode():
+def installed_run_mode() -> "RunMode | None":
     """The :class:`RunMode` installed in this process, or None."""
     return _installed
 
 
-def _drop_deprecation_notice(record):
+def _drop_deprecation_notice(record: logging.LogRecord) -> bool:
     """Keep the program's own TensorFlow log lines, not TF2's deprecation notices."""
     return not record.pathname.endswith(os.path.join("util", "deprecation.py"))
 
@@ -84,7 +88,8 @@ class RunMode:
     :meth:`uninstall`.
     """
 
-    def __init__(self, paths=(), *, settings=None, **options):
+    def __init__(self, paths: PathArg | bytes | Sequence[PathArg | bytes] = (), *,
+                 settings: RunSettings | None = None, **options: Any) -> None:
         self._settings = settings = run_settings(settings, paths, **options)
         self.scope = scope.ImportScope()
         self.scope.add_roots(settings.roots)
@@ -94,21 +99,25 @@ class RunMode:
             check_reachable(settings.data_service, api="run --data-service")
         # each batching call reads the settings it is made under (queues, tf.data, auto)
         tf_data_mode.batch_on_tf_data(self.queue_api, lambda: self._settings)
-        self.tensorflow = namespace.build_tensorflow_module(self.queue_api, self.runtime)
+        self.tensorflow: ModuleType = namespace.build_tensorflow_module(self.queue_api,
+                                                                        self.runtime)
         self._patches = Patches()
-        self._undo = []  # what uninstall() does besides the patches, newest last
-        self._blocks = []  # per `with` block entered and not left: whether it installed
+        # what uninstall() does besides the patches, newest last
+        self._undo: list[Callable[[], object]] = []
+        # per `with` block entered and not left: whether it installed
+        self._blocks: list[bool] = []
 
     @property
-    def settings(self):
+    def settings(self) -> RunSettings:
         """This run mode's :class:`~tf1compat.v1.settings.RunSettings`."""
         return self._settings
 
     @property
-    def installed(self):
+    def installed(self) -> bool:
         return _installed is self
 
-    def update(self, *, roots=(), **changes):
+    def update(self, *, roots: PathArg | bytes | Sequence[PathArg | bytes] = (),
+               **changes: Any) -> None:
         """Add ``roots`` and change the settings in ``changes`` (the batching calls made
         from then on follow them); the new settings are checked before anything
         changes."""
@@ -118,13 +127,13 @@ class RunMode:
         self._settings = settings
         self.scope.add_roots(settings.roots)
 
-    def install(self):
+    def install(self) -> ModuleType:
         """Put run mode in place for this process; returns its ``tensorflow`` module.
         Installing it again does nothing; installing a second one raises RuntimeError."""
         self._install()
         return self.tensorflow
 
-    def _install(self):
+    def _install(self) -> bool:
         """:meth:`install`; True when this call put it in place."""
         global _installed
         with _installing:
@@ -142,7 +151,7 @@ class RunMode:
         return True
 
     @own_notices_dropped()  # TensorFlow's notices for run mode's own calls, made before its filters
-    def _apply(self):
+    def _apply(self) -> None:
         if tf.executing_eagerly():  # TensorFlow 2 behaviour on: TF1 programs need graph mode
             v1.disable_v2_behavior()
             self._undo.append(_enable_v2_behavior)
@@ -168,25 +177,25 @@ class RunMode:
             logger.setLevel(logging.WARNING)  # TF1's default; tf1compat mutes it
             self._undo.append(lambda: logger.setLevel(level))
             self._add_logger_filter(_drop_deprecation_notice)
-            added = []
+            added: list[Any] = []
             for category in (UserWarning, DeprecationWarning):  # "`tf.layers.x` is deprecated"
                 warnings.filterwarnings("ignore", category=category,
                                         module=r"(tensorflow|tf_slim|keras)(\.|$)")
                 added.append(warnings.filters[0])
             self._undo.append(lambda: _remove_warning_filters(added))
 
-    def _add_logger_filter(self, function):
+    def _add_logger_filter(self, function: Callable[[logging.LogRecord], bool]) -> None:
         logger = tf.get_logger()
         logger.addFilter(function)
         self._undo.append(lambda: logger.removeFilter(function))
 
-    def uninstall(self):
+    def uninstall(self) -> None:
         """Undo every change :meth:`install` made (idempotent)."""
         global _installed
         with _installing:
             if _installed is not self:
                 return
-            failures = []
+            failures: list[Exception] = []
             for undo in [*reversed(self._undo), self._patches.undo]:
                 try:
                     undo()
@@ -197,23 +206,23 @@ class RunMode:
         if failures:
             raise failures[0]
 
-    def stop_sessions(self):
+    def stop_sessions(self) -> None:
         """Stop the runner threads and close the sessions of a program that ended
         (or was interrupted) without closing them."""
         self.runtime.stop_sessions()
 
-    def __enter__(self):
+    def __enter__(self) -> "RunMode":
         """Install it unless it is in place; the block's end uninstalls what the block
         installed: ``with run_mode:`` inside ``with run_mode:`` (or after
         :meth:`install`) leaves it installed."""
         self._blocks.append(self._install())
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         if self._blocks.pop():
             self.uninstall()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "installed" if self.installed else "not installed"
         return f"<RunMode {self._settings} ({state})>"
 
@@ -222,14 +231,14 @@ class _InstalledInChild:
     """In a spawned child's preparation data: unpickled, installs a run mode of the
     settings ``run_mode`` has when the child starts (:mod:`tf1compat.v1.children`)."""
 
-    def __init__(self, run_mode):
+    def __init__(self, run_mode: RunMode) -> None:
         self._run_mode = run_mode
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[RunSettings], RunSettings], tuple[RunSettings]]:
         return _install_in_child, (self._run_mode.settings,)
 
 
-def _install_in_child(settings):
+def _install_in_child(settings: RunSettings) -> RunSettings:
     """Install a run mode of ``settings`` in this (child) process unless one is in place."""
     if installed_run_mode() is None:
         RunMode(settings=settings).install()
@@ -237,7 +246,7 @@ def _install_in_child(settings):
 
 
 @own_notices_dropped()
-def _enable_v2_behavior():
+def _enable_v2_behavior() -> None:
     """TensorFlow 2 behaviour back on. TensorFlow refuses eager mode once the global
     default graph exists, so the graph the program built by default is dropped
     first (its sessions and tensors keep their graph)."""
@@ -245,7 +254,8 @@ def _enable_v2_behavior():
     v1.enable_v2_behavior()
 
 
-def _remove_warning_filters(entries):
+def _remove_warning_filters(entries: Sequence[Any]) -> None:
     """Take ``entries`` out of ``warnings.filters`` (filters added since are kept)."""
-    warnings.filters[:] = [f for f in warnings.filters if f not in entries]
+    # a list at run time; typeshed calls it a Sequence (read-only) to discourage this
+    cast("list[Any]", warnings.filters)[:] = [f for f in warnings.filters if f not in entries]
 
