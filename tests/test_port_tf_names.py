@@ -33,6 +33,10 @@ CASES = {
         "import tensorflow as tf\nv = tf.compat.v1.Variable(0)\n"
         "s = tf.compat.v1.summary.scalar('loss', v)\n"
         "d = tf.compat.v1.data.Dataset.range(3).make_one_shot_iterator()\n"),
+    "TF1's datasets in a file using a member only they have: TF1's": (
+        "import tensorflow as tf\nd = tf.data.TFRecordDataset(['a'])\nprint(d.output_types)\n",
+        "import tensorflow as tf\nd = tf.compat.v1.data.TFRecordDataset(['a'])\n"
+        "print(d.output_types)\n"),
     "an argument TF2 dropped: the TF1 function": (
         "import tensorflow as tf\ny = tf.image.resize_images(x, [4, 4], align_corners=True)\n",
         "import tensorflow as tf\ny = tf.compat.v1.image.resize_images(x, [4, 4], "
@@ -55,6 +59,10 @@ CASES = {
 }
 
 LEFT_ALONE = {
+    "TF1's datasets in a file using none of the members TF2's lack (port's tf.data code)": (
+        "import tensorflow as tf\nd = tf.data.Dataset.from_tensor_slices(['a']).repeat(2)\n"
+        "d = d.flat_map(tf.data.TFRecordDataset).batch(2).prefetch(tf.data.AUTOTUNE)\n"
+        "x = tf.compat.v1.data.make_one_shot_iterator(d).get_next()\n"),
     "names TF2 has as TF1 had them": "import tensorflow as tf\ny = tf.nn.relu(tf.matmul(x, w))\n",
     "a user's own tf": "tf = load_config()\nx = tf.placeholder\n",
     "a parameter named tf": (

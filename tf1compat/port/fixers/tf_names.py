@@ -8,12 +8,17 @@ name (``tf.reduce_sum(x, 1, keep_dims=True)`` -> ``keepdims=True``).
 Where TF2's function differs in a way the tables cannot say in a rename (the call
 passes an argument TF2 dropped, or ``*args``; tf_upgrade_v2 rewrites the call with
 code of its own; TF2 no longer has the name), the name goes to ``tf.compat.v1``: the
-TF1 function itself. A name neither has is a finding, with ``tf1compat check``'s
+TF1 function itself. TF1's datasets (``tf.data.TFRecordDataset`` & co.) are TF2's
+with a few members more (``make_one_shot_iterator()``, ``output_types``): in a file
+that uses none of those they keep their TF2 names (as the tf.data code ``port``
+writes does). A name neither has is a finding, with ``tf1compat check``'s
 reason. ``tf.contrib`` and ``tensorflow.examples`` are other fixers' (they run
 first); ``tf.compat``, ``tensorflow.python`` and ``tensorflow.core`` stay as written.
 """
 
 import dataclasses
+import functools
+import types
 
 import libcst as cst
 
@@ -120,6 +125,26 @@ def tf2_home(old, call=None):
     return Home(_V1 + old[3:])
 
 
+@functools.cache
+def dataset_v1_members():
+    """The public members TF1's datasets (``tf.compat.v1.data.Dataset``) have and
+    TF2's lack (``make_one_shot_iterator``, ``output_types``, ...), read from
+    TensorFlow."""
+    v1_dataset, v2_dataset = tf_object("tf.compat.v1.data.Dataset"), tf_object("tf.data.Dataset")
+    return frozenset(name for name in set(dir(v1_dataset)) - set(dir(v2_dataset))
+                     if not name.startswith("_"))
+
+
+def _is_tf1_dataset(old):
+    """Whether the TF1 name ``old`` is a dataset class of ``tf.data`` (TF1's is TF2's
+    with :func:`dataset_v1_members`)."""
+    if not old.startswith("tf.data."):
+        return False
+    tf1 = tf_object(_V1 + old[3:])
+    return isinstance(tf1, type) and issubclass(tf1, tf_object("tf.compat.v1.data.Dataset")) \
+        and tf_object(old) is not None
+
+
 def _is_module(old):
     dotted = "tensorflow" + old[2:]
     module, _, name = dotted.rpartition(".")
@@ -148,6 +173,17 @@ def _with_tf2_arguments(call, home):
     return call.with_changes(args=args)
 
 
+def _attributes(module):
+    """Every attribute node of ``module``."""
+    found = []
+
+    class Collector(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            found.append(node)
+    module.visit(Collector())
+    return found
+
+
 def _chain_root(node):
     while isinstance(node, cst.Attribute):
         node = node.value
@@ -162,6 +198,14 @@ class TF2Names(Fixer):
         self._homes = {}      # func node -> Home, decided at its call
         self._replaced = {}   # original node -> new node
         self._calls = {}      # original call -> Home
+        self._dataset_v1_used = False   # the file uses a member only TF1's datasets have
+
+    def visit_Module(self, node):
+        members = dataset_v1_members()
+        self._dataset_v1_used = any(
+            attribute.attr.value in members and not self._is_tf_module(attribute.value)
+            for attribute in _attributes(node))
+        return super().visit_Module(node)
 
     def _tf1_name(self, node):
         """``tf.a.b`` when ``node`` is a TF1 API object this fixer renames, else None."""
@@ -171,6 +215,12 @@ class TF2Names(Fixer):
         if dotted.split(".")[1] in _NOT_RENAMED:
             return None
         return "tf" + dotted[len("tensorflow"):]
+
+    def _is_tf_module(self, node):
+        """Whether ``node`` is a module of TensorFlow's (``tf.compat.v1.data``)."""
+        dotted = self.dotted_name(node)
+        return dotted is not None and dotted.startswith("tensorflow.") and \
+            isinstance(tf_object("tf" + dotted[len("tensorflow"):]), types.ModuleType)
 
     def visit_Call(self, node):
         func = node.func
@@ -190,6 +240,8 @@ class TF2Names(Fixer):
         dotted = "tensorflow" + old[2:]
         if api_symbol(dotted) != dotted:
             return True  # the API object is further in: tf.app.flags.FLAGS of FLAGS.x
+        if not self._dataset_v1_used and _is_tf1_dataset(old):
+            return False  # TF2's dataset, but for members the file never uses
         home = self._homes.get(node) or tf2_home(old)
         if home.name is None:
             self.not_ported(node, old, home.reason)
