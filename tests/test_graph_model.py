@@ -47,7 +47,8 @@ _NOT_OP_TYPES = {"QUEUE_RUNNERS", "READER_INSTANCE_ATTRIBUTES", "STATEFUL_PREFIX
                  "QUEUE_END_MESSAGE", "IF_OUTPUT_TYPES", "IF_INLINED", "PARSE_DENSE_TYPES",
                  "PARSE_DENSE_SHAPES", "TYPE_ATTRIBUTE", "DTYPE_ATTRIBUTE", "CONST_VALUE",
                  "COLOCATION", "ITERATOR_ELEMENT_ATTRIBUTES", "DECODE_RAW_ATTRIBUTES",
-                 "TENSORFLOW_LOG_LINES", "END_OF_INPUT", "FIRST_SESSION_RUN"}
+                 "TENSORFLOW_LOG_LINES", "END_OF_INPUT", "FIRST_SESSION_RUN",
+                 "RANDOM_OP_MODULE", "EPOCH_LIMIT", "SESSION_RUN", "GRAPH_UNFINALIZE"}
 
 
 def _op_type_names():
@@ -74,6 +75,29 @@ def test_the_op_types_table_imports_without_tensorflow():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_module_paths_port_verify_patches():
+    import importlib
+    import inspect
+
+    random_ops = importlib.import_module(op_types.RANDOM_OP_MODULE)
+    for name in op_types.RANDOM_OP_FUNCTIONS:
+        parameters = list(inspect.signature(getattr(random_ops, name)).parameters)
+        assert parameters[-3:] == ["seed", "seed2", "name"], name
+    module, name = op_types.EPOCH_LIMIT
+    training_input = importlib.import_module(module)
+    assert list(inspect.signature(getattr(training_input, name)).parameters) == [
+        "tensor", "num_epochs", "name"]
+    assert f"{name}(" in inspect.getsource(training_input.input_producer)
+    module, name = op_types.SESSION_RUN
+    session_class = getattr(importlib.import_module(module), name)
+    assert "run" in vars(session_class) and issubclass(tf.compat.v1.Session, session_class)
+    graph = tf.Graph()
+    graph.finalize()
+    getattr(graph, op_types.GRAPH_UNFINALIZE)()
+    with graph.as_default():
+        tf.constant(1)
 
 
 def test_queue_runners_collection_name():

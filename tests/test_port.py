@@ -200,12 +200,13 @@ def _mnist_files(folder):
      ("tf1_legacy/__init__.py", "tf1_legacy/tf_slim_repair.py")),
 ])
 def test_corpus_like_programs_port_and_run_without_tf1compat_as_under_run_mode(
-        tmp_path, example, requirements, support):
+        tmp_path, monkeypatch, example, requirements, support):
     source = tmp_path / "src"
     write_program(source, example, (EXAMPLES / example).read_text())
     _mnist_files(source / "mnist")
     (source / "records").mkdir()
     write_slim_files(source / "records", make_examples(np.random.default_rng(1), 24))
+    monkeypatch.chdir(source)   # where the program runs: port runs it to find its pipelines
     report = port_program(source / example, tmp_path / "out")
     assert report.findings == ()
     assert report.requirements == requirements and report.support == support

@@ -554,7 +554,7 @@ def _add_port(subparsers):
     p = subparsers.add_parser(
         "port", help="write a TF1 program again for TensorFlow 2, to run without tf1compat "
                      "(exit 1 when some parts could not be ported)",
-        usage="%(prog)s PATH --out DIR [--overwrite] [--diff] [-- ARGS...]",
+        usage="%(prog)s PATH --out DIR [--overwrite] [--diff] [--verify] [-- ARGS...]",
         description="Port PATH (a program file, or a folder) into DIR: its TF1 names to their "
                     "TensorFlow 2 homes, tf.contrib to maintained packages, and what else "
                     "TF1-era programs used; every other line as written. ARGS after -- are "
@@ -566,6 +566,10 @@ def _add_port(subparsers):
                    help="replace DIR when it exists and is not empty")
     p.add_argument("--diff", action="store_true",
                    help="print the unified diff of the changed files, not only their summary")
+    p.add_argument("--verify", action="store_true",
+                   help="run the original (tf1compat run) and the port (plain python) with "
+                        "ARGS and compare what their ported input pipelines deliver, batch "
+                        "by batch (exit 1 when they differ)")
     p.set_defaults(handler=_run_port, program_args=[])
 
 
@@ -588,7 +592,21 @@ def _run_port(args):
         for line in report.diffstat():
             print(line)
     print(report.summary())
-    return 0 if report.complete else 1
+    status = 0 if report.complete else 1
+    if args.verify:
+        from tf1compat.port.pipelines.verify import verify_pipelines
+        if report.entry is None:
+            print("tf1compat port: error: --verify runs the program: give a program file, or "
+                  "a folder with a __main__.py", file=sys.stderr)
+            return 2
+        verification = verify_pipelines(
+            report.pipelines, report.entry, report.ported_entry, args.program_args,
+            report.root, report.out_root, report.program_files)
+        for line in verification.lines():
+            print(line)
+        if not verification.passed:
+            status = 1
+    return status
 
 
 def _add_data_service(subparsers):

@@ -6,9 +6,9 @@ imports, directly or not; of a folder, every Python file in it (the entry is its
 ``__main__.py``, if any). The port is the program's whole folder copied to ``out``
 with those files ported, so it runs as the original did.
 
-Each file goes first through the pipeline pass (:mod:`tf1compat.port.pipelines`,
-when installed: queue input pipelines to tf.data, found from the graph's op
-tracebacks, so it reads the source as the user wrote it), then through the fixers
+Each file goes first through the pipeline pass (:mod:`tf1compat.port.pipelines`:
+queue input pipelines to tf.data, found from the graph's op tracebacks, so it
+reads the source as the user wrote it), then through the fixers
 (:mod:`tf1compat.port.fixers`) in order, each a LibCST codemod that changes only
 the nodes it must. The folder is written next to ``out`` and renamed into place:
 an interrupted port leaves no half-written ``out``.
@@ -17,7 +17,6 @@ an interrupted port leaves no half-written ``out``.
 import ast
 import dataclasses
 import difflib
-import importlib.util
 import os
 import pathlib
 import shutil
@@ -30,6 +29,7 @@ from tf1compat.errors import display_path
 from tf1compat.port.findings import Finding
 from tf1compat.port.fixers import ENTRY_FIXERS, FILE_FIXERS
 from tf1compat.port.fixers._base import PortedFile
+from tf1compat.port.pipelines import rewrite_pipelines
 from tf1compat.port.report import FileDiff, PortReport
 from tf1compat.port.support import (
     SLIM_REPAIR,
@@ -40,9 +40,7 @@ from tf1compat.port.support import (
 )
 from tf1compat.v1.check import iter_program_files
 
-__all__ = ["port_program", "fix_source", "PIPELINES_MODULE"]
-
-PIPELINES_MODULE = "tf1compat.port.pipelines"
+__all__ = ["port_program", "fix_source"]
 
 
 def _local_module(root, name):
@@ -92,23 +90,22 @@ def _program_files(entry, root):
 
 def _line_map(original, current):
     """A function from the lines of ``current`` to the lines of ``original`` they
-    come from (an inserted line: the original line after it)."""
+    come from (a line moved and indented again: where it was; an inserted line: the
+    original line after it)."""
     if original == current:
         return lambda line: line
-    matcher = difflib.SequenceMatcher(None, original.splitlines(), current.splitlines(),
-                                      autojunk=False)
+    old_lines, new_lines = original.splitlines(), current.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     mapping = {}
     for _, start, end, new_start, new_end in matcher.get_opcodes():
+        unused = {}   # stripped text -> its lines in the block's original, in order
+        for index in range(start, end):
+            unused.setdefault(old_lines[index].strip(), []).append(index + 1)
         for offset in range(new_end - new_start):
-            mapping[new_start + offset + 1] = start + min(offset, max(end - start - 1, 0)) + 1
+            same = unused.get(new_lines[new_start + offset].strip())
+            mapping[new_start + offset + 1] = same.pop(0) if same else \
+                start + min(offset, max(end - start - 1, 0)) + 1
     return lambda line: mapping.get(line, line)
-
-
-def _pipeline_pass():
-    """The pipeline pass's ``rewrite_pipelines``, or None when it is not installed."""
-    if importlib.util.find_spec(PIPELINES_MODULE) is None:
-        return None
-    return importlib.import_module(PIPELINES_MODULE).rewrite_pipelines
 
 
 @dataclasses.dataclass
@@ -159,11 +156,13 @@ def _uses_tensorflow(sources):
     return any("tensorflow" in text for text in sources.values())
 
 
-def fix_source(text, ported, fixers=FILE_FIXERS):
+def fix_source(text, ported, fixers=FILE_FIXERS, original=None):
     """``text`` (one file's source) through ``fixers`` (classes) in order, reporting
-    into ``ported`` (a :class:`~tf1compat.port.fixers._base.PortedFile`); raises
-    ``libcst.ParserSyntaxError`` when it is not Python 3."""
-    original = text
+    into ``ported`` (a :class:`~tf1compat.port.fixers._base.PortedFile`) at the lines
+    of ``original`` (the file as the user wrote it, when ``text`` is that file
+    already changed; default ``text``); raises ``libcst.ParserSyntaxError`` when it
+    is not Python 3."""
+    original = text if original is None else original
     for fixer_class in fixers:
         module = cst.parse_module(text)
         ported.line_of = _line_map(original, text)
@@ -172,16 +171,16 @@ def fix_source(text, ported, fixers=FILE_FIXERS):
     return text
 
 
-def _port_sources(program, sources, findings):
-    """Run the fixers over ``sources`` (path -> text); returns the ported texts and
-    the :class:`PortedFile` of each."""
+def _port_sources(program, sources, originals, findings):
+    """Run the fixers over ``sources`` (path -> text, ``originals`` as the user wrote
+    them); returns the ported texts and the :class:`PortedFile` of each."""
     ported = {}
     graph_program = _uses_tensorflow(sources)
     results = {}
     for path, text in sources.items():
         file = PortedFile(program.shown(path), is_entry=graph_program and path == program.entry)
         try:
-            results[path] = fix_source(text, file, FILE_FIXERS)
+            results[path] = fix_source(text, file, FILE_FIXERS, originals[path])
         except cst.ParserSyntaxError as e:
             findings.append(Finding(file.path, e.raw_line, "(the file)",
                                     f"cannot parse as Python 3: {e.message}"))
@@ -192,7 +191,8 @@ def _port_sources(program, sources, findings):
         entry = ported[program.entry]
         entry.requirements |= requirements
         try:
-            results[program.entry] = fix_source(results[program.entry], entry, ENTRY_FIXERS)
+            results[program.entry] = fix_source(results[program.entry], entry, ENTRY_FIXERS,
+                                                originals[program.entry])
         except cst.ParserSyntaxError:
             pass  # reported above
     return results, ported
@@ -269,13 +269,16 @@ def port_program(source, out, *, argv=(), overwrite=False):
                                     f"not UTF-8 text ({e.reason} at byte {e.start}): copied "
                                     "as it is"))
     sources = dict(originals)
-    rewrite_pipelines = _pipeline_pass()
-    if rewrite_pipelines is not None and sources:
+    rewrite = None
+    if sources:
         rewrite = rewrite_pipelines(sources, program.entry, list(argv))
         sources.update(rewrite.sources)
         findings += rewrite.findings
         pipelines = tuple(rewrite.pipelines)
-    texts, ported = _port_sources(program, sources, findings)
+    texts, ported = _port_sources(program, sources, originals, findings)
+    if rewrite is not None:    # the pipeline pass's own tf.data code as it wrote it
+        texts = {path: rewrite.finish(text) if path in rewrite.sources else text
+                 for path, text in texts.items()}
     support = _support_modules(ported)
     _write(program, out, texts, support)
     changes = sorted((change for file in ported.values() for change in file.changes),
@@ -287,4 +290,6 @@ def port_program(source, out, *, argv=(), overwrite=False):
     return PortReport(
         source=display_path(source), out=shown_out, files=files,
         changes=tuple(changes), findings=tuple(findings), pipelines=pipelines,
-        support=tuple(sorted(support)), requirements=tuple(sorted(requirements)))
+        support=tuple(sorted(support)), requirements=tuple(sorted(requirements)),
+        root=program.root, out_root=out, entry=program.entry,
+        program_files=tuple(program.files))

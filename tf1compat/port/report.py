@@ -2,6 +2,7 @@
 
 import dataclasses
 import difflib
+import pathlib
 
 __all__ = ["PortReport", "FileDiff"]
 
@@ -42,7 +43,9 @@ class PortReport:
     pass ported, each at a file and line the user wrote; ``files`` the program's
     files (:class:`FileDiff`, changed or not), ``support`` the modules written
     beside them for the port to run without tf1compat, ``requirements`` the
-    packages the ported program needs besides TensorFlow."""
+    packages the ported program needs besides TensorFlow; ``root``, ``out_root``,
+    ``entry`` and ``program_files`` where the program and its port are (``port
+    --verify`` runs both)."""
 
     source: str
     out: str
@@ -52,6 +55,17 @@ class PortReport:
     pipelines: tuple = ()
     support: tuple = ()
     requirements: tuple = ()
+    root: pathlib.Path | None = None           # the program's folder
+    out_root: pathlib.Path | None = None       # where it was ported to
+    entry: pathlib.Path | None = None          # the file that runs it (None: none)
+    program_files: tuple = ()                  # its files that were ported
+
+    @property
+    def ported_entry(self):
+        """The port's entry file, or None."""
+        if self.entry is None:
+            return None
+        return self.out_root / self.entry.relative_to(self.root)
 
     @property
     def complete(self):

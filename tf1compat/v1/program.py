@@ -222,7 +222,7 @@ def _has_main(program: str) -> bool:
 
 
 def run_path(path: PathArg, args: Sequence[str] = (), *, settings: RunSettings | None = None,
-             **options: Any) -> int:
+             run_mode: RunMode | None = None, **options: Any) -> int:
     """Run the program ``path`` with ``args`` in run mode; returns its exit status.
 
     The run mode's settings are ``settings`` (a
@@ -234,6 +234,9 @@ def run_path(path: PathArg, args: Sequence[str] = (), *, settings: RunSettings |
     site-packages) importing TF1's ``tensorflow``. ``PROGRAM`` may also be a folder
     or a zip application with a ``__main__.py``, which is then what runs (the folder
     or zip file is first on ``sys.path`` and is the program's code).
+    ``run_mode``: the :class:`RunMode` to run it in (made from the settings when
+    None; the program's folder is added to its roots), e.g. one whose queue API a
+    caller changed (``tf1compat port`` watches the program's batching calls).
     """
     settings = _settings(settings, options)
     program = os.path.abspath(path)
@@ -243,7 +246,10 @@ def run_path(path: PathArg, args: Sequence[str] = (), *, settings: RunSettings |
     if package and not _has_main(program):
         raise ProgramNotFoundError(f"cannot find '__main__' module in {os.fspath(path)!r}")
     folder = program if package else os.path.dirname(program)
-    run_mode = RunMode([folder], settings=settings)
+    if run_mode is None:
+        run_mode = RunMode([folder], settings=settings)
+    else:
+        run_mode.update(roots=[folder])
     sys.argv = [program, *args]
     if not package:  # runpy puts a folder or zip application first itself
         sys.path.insert(0, folder)

@@ -55,7 +55,7 @@ from tf1compat.pipeline.graph_model.index import (
 from tf1compat.pipeline.runner_errors import explain_runner_error
 from tf1compat.pipeline.tf_log import first_run_lines_dropped
 
-__all__ = ["QUEUE_API", "BATCHING_NAMES", "QueueRuntime"]
+__all__ = ["QUEUE_API", "BATCHING_NAMES", "QueueRuntime", "graph_elements"]
 
 QUEUE_API = {
     "train.string_input_producer": queues.string_input_producer,
@@ -278,7 +278,9 @@ def _leaves(values):
     return [values]
 
 
-def _graph_elements(graph, values):
+def graph_elements(graph, values):
+    """The graph elements (tensors, ops) of the fetches or feeds ``values`` in ``graph``;
+    a SparseTensor's three tensors; what the graph does not hold is left out."""
     elements = []
     for value in _leaves(values):
         if isinstance(value, tf.SparseTensor):
@@ -294,11 +296,11 @@ def _graph_elements(graph, values):
 def _upstream_queues(graph, fetches, feed_dict):
     """Names of the queues whose elements the fetches wait for; fed tensors cut the path."""
     return graph_index(graph).upstream(
-        _graph_elements(graph, fetches), fed=_graph_elements(graph, list(feed_dict or ())))[1]
+        graph_elements(graph, fetches), fed=graph_elements(graph, list(feed_dict or ())))[1]
 
 
 def _element_names(graph, values):
-    return tuple(getattr(element, "name", None) for element in _graph_elements(graph, values))
+    return tuple(getattr(element, "name", None) for element in graph_elements(graph, values))
 
 
 def _waited_on(state, session, fetches, feed_dict):

@@ -62,6 +62,9 @@ ITERATOR_OUTPUTS = frozenset({ITERATOR_GET_NEXT, "IteratorGetNextSync",
 SPARSE_MAPS = frozenset({"AddSparseToTensorsMap", "AddManySparseToTensorsMap",
                          "TakeManySparseFromTensorsMap"})
 PY_FUNCS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
+# Ops that write a summary (what tf.summary.image & co. make) and merge them.
+SUMMARIES = frozenset({"ImageSummary", "ScalarSummary", "HistogramSummary", "AudioSummaryV2",
+                       "TensorSummaryV2", "MergeSummary"})
 # Ops that only pass values on or hold constants.
 PLUMBING = frozenset({"Const", IDENTITY, "IdentityN", "NoOp", "StopGradient"})
 # A TF1 (v1 control flow) cond: values enter a branch through a Switch and leave it
@@ -387,3 +390,19 @@ def log_lines(minor: str,
     itself at ``whens``, or None when it writes none."""
     return "|".join(line.pattern for line in TENSORFLOW_LOG_LINES
                     if minor in line.minors and line.when in whens) or None
+
+
+# ------------------------------------- module paths (tf1compat port --verify)
+# The functions making TF1's stateful random ops, by the kind of draw: --verify makes
+# them fixed stateless draws on both sides.
+RANDOM_OP_MODULE = "tensorflow.python.ops.gen_random_ops"
+RANDOM_OP_FUNCTIONS = {"random_uniform": "uniform", "random_uniform_int": "uniform_int",
+                       "random_standard_normal": "normal",
+                       "truncated_normal": "truncated_normal", "random_shuffle": "shuffle"}
+# Where TF1's producers apply num_epochs (input_producer calls it as a module global).
+EPOCH_LIMIT = ("tensorflow.python.training.input", "limit_epochs")
+# The class whose run() every session run goes through (Session, MonitoredSession).
+SESSION_RUN = ("tensorflow.python.client.session", "BaseSession")
+# The Graph method that lets a graph Supervisor or MonitoredSession finalized take new
+# ops again (--verify reads the pipelines in sessions of its own).
+GRAPH_UNFINALIZE = "_unsafe_unfinalize"
