@@ -1,7 +1,8 @@
 """Run the corpus: each program of ``programs.json``, fetched into a local folder,
 unmodified, with ``tf1compat run`` (its pipelines on tf.data where that gives the same
 run, the default), ``tf1compat run --queues`` (TF1's queues) and ``tf1compat run
---tf-data`` on synthetic data.
+--tf-data`` on synthetic data; or (``--mode port``) ported with ``tf1compat port
+--verify`` and the port run by plain ``python``, tf1compat not importable.
 
 ``python -m corpus.run --from FOLDER`` expects ``FOLDER/<name>/`` to hold each
 program's files as its repository has them (docs/corpus.md says how to fetch them).
@@ -13,6 +14,12 @@ under ``--out``), a time limit, and one of four outcomes:
   by the time limit -- counted as a success, and said so;
 - ``fail``: it exited non-zero; the table shows its first failing line;
 - ``timeout``: the time limit came before its ``reached`` mark (or it has none).
+
+Port mode gives three outcomes per program: ``port`` (``ok``: every part ported;
+``fail``: the first part that was not), ``verify`` (``ok``: every ported pipeline fed
+the same data as the original under run mode; ``fail``: the first that did not, or
+none ported; ``none``: the program has no queue pipeline, and is not counted), and
+``plain`` (the port's own run, an outcome as above).
 
 It prints one row per program and ``K/N`` for each mode; exit status 0 when every
 run succeeded, 1 otherwise.
@@ -31,10 +38,13 @@ import tempfile
 import time
 
 from corpus.data import make_data
+from corpus.plain import plain_python_command
 from tf1compat import _process_groups as process_groups
 
 PROGRAMS = pathlib.Path(__file__).with_name("programs.json")
 MODES = {"run": [], "queues": ["--queues"], "tf-data": ["--tf-data"]}
+PORT_MODES = ("port", "verify", "plain")   # the outcomes of --mode port
+_VERIFIED = re.compile(r"^verify: (\d+) of (\d+) pipeline\(s\) feed the same data$", re.MULTILINE)
 SUCCESS = ("ok", "stopped")
 LEFT_RUNNING = "it left processes running when it ended; the runner killed them"
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
@@ -96,14 +106,21 @@ def run_program(program, mode, source, out, timeout, seed=0):
     make_data(workdir, program.get("data", []), seed=seed)
     command = [sys.executable, "-m", "tf1compat", "run", *MODES[mode],
                program["entry"], *program.get("args", [])]
+    return _run_outcome(program, mode, command, workdir, program.get("timeout", timeout),
+                        os.path.join(workdir, "output.txt"))
+
+
+def _run(command, cwd, limit, log):
+    """Run ``command`` in ``cwd`` for at most ``limit`` seconds, its output written to
+    ``log``; returns ``(returncode, stdout, stderr, timed_out, seconds, left)``, ``left``
+    whether it left processes running (ended with it)."""
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
-    limit = program.get("timeout", timeout)
     start = time.monotonic()
     # Output into files, not pipes: a background child holding them open would keep a
     # reader of pipes waiting after the program ended.
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as out, \
             tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as err:
-        process = process_groups.start(command, cwd=workdir, env=env, stdout=out, stderr=err,
+        process = process_groups.start(command, cwd=cwd, env=env, stdout=out, stderr=err,
                                        stdin=subprocess.DEVNULL)
         try:
             process.wait(timeout=limit)
@@ -113,12 +130,18 @@ def run_program(program, mode, source, out, timeout, seed=0):
         seconds = time.monotonic() - start
         left = process_groups.end(process, grace=0)  # with any child it started
         stdout, stderr = (_read(out), _read(err))
-    with open(os.path.join(workdir, "output.txt"), "w", encoding="utf-8") as f:
+    with open(log, "w", encoding="utf-8") as f:
         f.write(f"$ {' '.join(command)}\n--- stdout\n{stdout}\n--- stderr\n{stderr}")
-    status, detail = classify(process.returncode, timed_out, stdout + stderr,
-                              program.get("reached"))
+    return process.returncode, stdout, stderr, timed_out, seconds, left
+
+
+def _run_outcome(program, mode, command, cwd, limit, log):
+    """The :class:`Outcome` of running the program (or its port) with ``command`` in
+    ``cwd``, its output written to ``log``."""
+    returncode, stdout, stderr, timed_out, seconds, left = _run(command, cwd, limit, log)
+    status, detail = classify(returncode, timed_out, stdout + stderr, program.get("reached"))
     if detail is None:
-        detail = first_failing_line(stderr, workdir)
+        detail = first_failing_line(stderr, cwd)
     if left:
         detail = "; ".join(filter(None, [detail, LEFT_RUNNING]))
     return Outcome(program["name"], mode, status, seconds, detail)
@@ -127,6 +150,63 @@ def run_program(program, mode, source, out, timeout, seed=0):
 def _read(file):
     file.seek(0)
     return file.read()
+
+
+def port_outcomes(port_output, returncode, timed_out):
+    """``(port, verify)`` as ``(status, detail)`` pairs, from ``tf1compat port --verify``'s
+    output and exit status (see the module docstring)."""
+    if timed_out:
+        failed = ("timeout", "the time limit came before port --verify ended")
+        return failed, failed
+    lines = port_output.splitlines()
+    if returncode == 2:
+        failed = ("fail", lines[-1].strip() if lines else "(no output)")
+        return failed, failed
+    not_ported = [line for line in lines if line.startswith("not ported: ")]
+    port = ("fail", not_ported[0]) if not_ported else ("ok", "")
+    counts = _VERIFIED.search(port_output)
+    if counts is None:
+        return port, ("fail", "port --verify printed no verification")
+    verified, pipelines = int(counts[1]), int(counts[2])
+    if pipelines == 0 and not_ported:
+        return port, ("fail", "no pipeline was ported, so none was verified")
+    if pipelines == 0:
+        return port, ("none", "no queue pipeline: nothing to verify")
+    if verified < pipelines:
+        failing = next((line for line in lines if line.startswith("verify: ") and (
+            "FAILED" in line or "DIFFERENT" in line)), counts[0])
+        return port, ("fail", failing)
+    return port, ("ok", "")
+
+
+def port_program(program, source, out, timeout, seed=0):
+    """Copy the program's files from ``source`` into a fresh folder under ``out`` with
+    its data, port it there with ``tf1compat port --verify`` and run the port with plain
+    ``python`` (tf1compat not importable); the three :class:`Outcome` of port mode."""
+    workdir = os.path.join(out, program["name"], "port")
+    shutil.rmtree(workdir, ignore_errors=True)
+    original = os.path.join(workdir, "original")
+    shutil.copytree(os.path.join(source, program["name"]), original)
+    make_data(original, program.get("data", []), seed=seed)
+    ported = os.path.join(workdir, "ported")
+    args = program.get("args", [])
+    limit = program.get("timeout", timeout)
+    command = [sys.executable, "-m", "tf1compat", "port", program["entry"], "--out", ported,
+               "--verify", "--", *args]
+    # port runs the program up to its first read three times (to find, then to verify)
+    returncode, stdout, stderr, timed_out, seconds, _ = _run(
+        command, original, 3 * limit, os.path.join(workdir, "port.txt"))
+    (port_status, port_detail), (verify_status, verify_detail) = port_outcomes(
+        stdout + stderr, returncode, timed_out)
+    outcomes = [Outcome(program["name"], "port", port_status, seconds, port_detail),
+                Outcome(program["name"], "verify", verify_status, seconds, verify_detail)]
+    entry = os.path.join(ported, program["entry"])
+    if not os.path.exists(entry):
+        outcomes.append(Outcome(program["name"], "plain", "fail", 0.0, "no port was written"))
+        return outcomes
+    outcomes.append(_run_outcome(program, "plain", plain_python_command(entry, *args),
+                                 ported, limit, os.path.join(workdir, "plain.txt")))
+    return outcomes
 
 
 def format_table(names, outcomes, modes=tuple(MODES)):
@@ -144,10 +224,11 @@ def format_table(names, outcomes, modes=tuple(MODES)):
         rows.append(f"{name:<{width}}  " + "  ".join(f"{c:<16}" for c in cells))
     rows.append("")
     for mode in modes:
-        ran = [by_key[(n, mode)] for n in names if (n, mode) in by_key]
+        ran = [by_key[(n, mode)] for n in names
+               if (n, mode) in by_key and by_key[(n, mode)].status != "none"]
         good = sum(o.status in SUCCESS for o in ran)
         rows.append(f"{mode}: {good}/{len(ran)} succeeded")
-    notes = [o for o in outcomes if o.detail]
+    notes = [o for o in outcomes if o.detail and o.status != "none"]
     if notes:
         rows.append("")
         rows.extend(f"{o.name} [{o.mode}] {o.status}: {o.detail}" for o in notes)
@@ -164,8 +245,9 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds per run, unless the program sets its own")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these programs")
-    parser.add_argument("--mode", choices=tuple(MODES), action="append",
-                        help="run only in this mode (repeatable; default: all three)")
+    parser.add_argument("--mode", choices=(*MODES, "port"), action="append",
+                        help="run in this mode (repeatable; default: run, queues and "
+                             "tf-data); port: port --verify, then the port with plain python")
     args = parser.parse_args(argv)
     programs = load_programs()
     if args.only:
@@ -179,18 +261,24 @@ def main(argv=None):
     if missing:
         parser.error(f"{args.source} has no folder for {', '.join(missing)} "
                      "(fetch them as docs/corpus.md shows)")
-    modes = tuple(args.mode or MODES)
+    modes = tuple(dict.fromkeys(args.mode or MODES))
+    out = os.path.abspath(args.out)
     outcomes = []
     for program in programs:
         for mode in modes:
-            outcome = run_program(program, mode, args.source, os.path.abspath(args.out),
-                                  args.timeout)
-            print(f"{outcome.name} [{mode}]: {outcome.status} ({outcome.seconds:.0f} s)",
-                  flush=True)
-            outcomes.append(outcome)
+            if mode == "port":
+                done = port_program(program, args.source, out, args.timeout)
+            else:
+                done = [run_program(program, mode, args.source, out, args.timeout)]
+            for outcome in done:
+                print(f"{outcome.name} [{outcome.mode}]: {outcome.status} "
+                      f"({outcome.seconds:.0f} s)", flush=True)
+            outcomes += done
+    columns = [column for mode in modes
+               for column in (PORT_MODES if mode == "port" else (mode,))]
     print()
-    print(format_table([p["name"] for p in programs], outcomes, modes))
-    return 0 if all(o.status in SUCCESS for o in outcomes) else 1
+    print(format_table([p["name"] for p in programs], outcomes, columns))
+    return 0 if all(o.status in (*SUCCESS, "none") for o in outcomes) else 1
 
 
 if __name__ == "__main__":

@@ -145,13 +145,27 @@ def test_the_table_counts_k_of_n_per_mode_and_lists_each_failure():
                 run.Outcome("csv", "tf-data", "fail", 6.0, "train.py:3: KeyError: 'x'"),
                 run.Outcome("lstm", "run", "stopped", 90.0, "reached 'Step 1', stopped by ..."),
                 run.Outcome("lstm", "tf-data", "timeout", 90.0, "the time limit came ...")]
-    table = run.format_table(["csv", "lstm"], outcomes).splitlines()
+    table = run.format_table(["csv", "lstm"], outcomes, ("run", "tf-data")).splitlines()
     assert table[0].split() == ["program", "run", "tf-data"]
     assert table[2].split() == ["csv", "ok", "(5", "s)", "fail", "(6", "s)"]
     assert "run: 2/2 succeeded" in table and "tf-data: 0/2 succeeded" in table
     assert table[-3:] == ["csv [tf-data] fail: train.py:3: KeyError: 'x'",
                           "lstm [run] stopped: reached 'Step 1', stopped by ...",
                           "lstm [tf-data] timeout: the time limit came ..."]
+
+
+
+def test_port_modes_table_leaves_programs_without_a_pipeline_out_of_verifys_count():
+    outcomes = [run.Outcome("csv", "port", "ok", 30.0), run.Outcome("csv", "verify", "ok", 30.0),
+                run.Outcome("csv", "plain", "ok", 8.0),
+                run.Outcome("mnist", "port", "ok", 12.0),
+                run.Outcome("mnist", "verify", "none", 12.0, "no queue pipeline: ..."),
+                run.Outcome("mnist", "plain", "stopped", 90.0, "reached 'Step 1', ...")]
+    table = run.format_table(["csv", "mnist"], outcomes, run.PORT_MODES).splitlines()
+    assert table[0].split() == ["program", "port", "verify", "plain"]
+    assert "port: 2/2 succeeded" in table and "verify: 1/1 succeeded" in table
+    assert "plain: 2/2 succeeded" in table
+    assert table[-1] == "mnist [plain] stopped: reached 'Step 1', ..."
 
 
 CSV_PROGRAM = """
@@ -260,3 +274,37 @@ def test_the_command_names_unknown_programs_and_missing_folders(tmp_path, capsys
         run.main(["--from", str(tmp_path), "--only", "stanford_csv_reader"])
     assert (f"{tmp_path} has no folder for stanford_csv_reader (fetch them as docs/corpus.md "
             "shows)") in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_port_mode_ports_verifies_and_runs_the_port_without_tf1compat(tmp_path):
+    source, (csv_reader,) = _corpus(tmp_path, [
+        ("csv_reader", CSV_PROGRAM, {"data": [{"recipe": "csv_rows", "path": "scores.csv",
+                                               "rows": 10, "columns": ["float", "float"]}]})])
+    out = tmp_path / "out"
+    port, verify, plain = run.port_program(csv_reader, source, out, timeout=120)
+    assert [(o.mode, o.status, o.detail) for o in (port, verify, plain)] == [
+        ("port", "ok", ""), ("verify", "ok", ""), ("plain", "ok", "")]
+    ported = out / "csv_reader" / "port" / "ported"
+    assert "tf.data.TextLineDataset" in (ported / "main.py").read_text()
+    assert "batch (5,)" in (out / "csv_reader" / "port" / "plain.txt").read_text()
+    assert not (source / "csv_reader" / "scores.csv").exists()
+
+
+def test_port_mode_reads_what_port_verify_printed():
+    both = "verify: 1 of 1 pipeline(s) feed the same data\n"
+    assert run.port_outcomes(both, 0, False) == (("ok", ""), ("ok", ""))
+    finding = "not ported: main.py:5: tf.train.batch_join: cannot be ported: why\n"
+    assert run.port_outcomes(finding + "verify: 0 of 0 pipeline(s) feed the same data\n", 1,
+                             False) == (("fail", finding.strip()),
+                                        ("fail", "no pipeline was ported, so none was verified"))
+    assert run.port_outcomes("verify: 0 of 0 pipeline(s) feed the same data\n", 0, False) == (
+        ("ok", ""), ("none", "no queue pipeline: nothing to verify"))
+    different = ("verify: main.py:7: tf.train.batch: DIFFERENT data (in order)\n"
+                 "verify: 0 of 1 pipeline(s) feed the same data\n")
+    assert run.port_outcomes(different, 1, False)[1] == (
+        "fail", "verify: main.py:7: tf.train.batch: DIFFERENT data (in order)")
+    assert run.port_outcomes("tf1compat port: error: no such file\n", 2, False) == (
+        ("fail", "tf1compat port: error: no such file"),) * 2
+    assert run.port_outcomes("", -9, True)[1][0] == "timeout"
