@@ -5,7 +5,7 @@ import os
 from typing import Any, TypeAlias, Union
 
 __all__ = ["PathArg", "AnyPath", "Tensor", "Operation", "Graph", "GraphDef", "NodeDef",
-           "Dataset", "Queue", "FileName"]
+           "Dataset", "Queue", "OpError", "FileName"]
 
 # a file or folder as callers give it: a local path or an fsspec URL (``s3://...``)
 PathArg = Union[str, "os.PathLike[str]"]
@@ -21,6 +21,7 @@ GraphDef: TypeAlias = Any   # tf.compat.v1.GraphDef
 NodeDef: TypeAlias = Any    # a GraphDef's node (NodeDef)
 Dataset: TypeAlias = Any    # tf.data.Dataset
 Queue: TypeAlias = Any      # tf.queue.QueueBase (a TF1 queue)
+OpError: TypeAlias = Any    # tf.errors.OpError (an exception raised by an op)
 
 # a file name as the queue API takes it (TensorFlow's file systems take bytes too)
 FileName = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]

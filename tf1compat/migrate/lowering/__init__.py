@@ -14,9 +14,11 @@ op: the lowering never builds a silently different pipeline.
 """
 
 import concurrent.futures
-import typing
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple, TypeVar
 
 from tf1compat._tf import tf, v1
+from tf1compat._typing import Dataset, Graph, GraphDef, Operation, OpError, Tensor
 from tf1compat.migrate.lowering.batch_then_parse import vectorize
 from tf1compat.migrate.lowering.caching import plan_cache
 from tf1compat.migrate.lowering.distributed import build_distributed
@@ -33,8 +35,10 @@ __all__ = ["Lowering", "ReadPlan", "read_plan", "lower", "lower_to_tf_data",
            "replace_with_tf_data", "describe_lowering", "is_graph_fetches", "note_reading",
            "replaced_dequeue", "queue_end_error"]
 
+_T = TypeVar("_T")
 
-def is_graph_fetches(value):
+
+def is_graph_fetches(value: object) -> bool:
     """Whether ``value`` is a (nested) structure of graph tensors (or SparseTensors of
     them): a pipeline's fetches."""
     leaves = tf.nest.flatten(value)
@@ -51,7 +55,8 @@ class Lowering:
     names of the queue ops the plan replaces.
     """
 
-    def __init__(self, fetches, plan, batched, queues, cached=None, not_cached=None):
+    def __init__(self, fetches: Any, plan: Step, batched: bool, queues: frozenset[str],
+                 cached: Step | None = None, not_cached: str | None = None) -> None:
         self.fetches = fetches
         self.plan = plan
         self.batched = batched
@@ -59,27 +64,29 @@ class Lowering:
         self.cached, self.not_cached = cached, not_cached
 
     @property
-    def compression(self):
+    def compression(self) -> str | None:
         """The compression of the TFRecord files the pipeline reads ("GZIP", "ZLIB"),
         else None."""
         return next((step.reading.compression for step in _steps(self.plan)
                      if isinstance(step, Read) and step.reading.compression), None)
 
     @property
-    def deterministic(self):
+    def deterministic(self) -> bool:
         """Whether TF1 delivers one order every run and the lowering delivers the same."""
         return self.plan.is_deterministic()
 
-    def describe(self):
+    def describe(self) -> str:
         if self.cached is not None:
             return self.cached.describe()
         return f"{self.plan.describe()}; not cached: {self.not_cached}"
 
-    def to_tf_data(self, service=None, service_timeout=None):
+    def to_tf_data(self, service: str | None = None,
+                   service_timeout: float | None = None) -> Dataset:
         """The ``tf.data.Dataset``, built eagerly (see :func:`lower_to_tf_data`)."""
         return _eagerly(lambda: self.build(service, service_timeout))
 
-    def build(self, service=None, service_timeout=None):
+    def build(self, service: str | None = None,
+              service_timeout: float | None = None) -> Dataset:
         """The ``tf.data.Dataset`` in the current context (eager, or a graph for a
         ``tf.compat.v1`` iterator), elements shaped like the fetches; with ``service``
         (``grpc://HOST:PORT``) its work runs on that tf.data service
@@ -93,15 +100,15 @@ class Lowering:
             dataset = build_distributed(self.plan, service, service_timeout)
 
         @tf.autograph.experimental.do_not_convert
-        def restructure(*components):
+        def restructure(*components: Any) -> Any:
             return tf.nest.pack_sequence_as(fetches, list(components))
         return dataset.map(restructure)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Lowering {self.describe()}>"
 
 
-def _steps(plan):
+def _steps(plan: Step) -> Iterator[Step]:
     """Every step of ``plan``, those of interleaves' templates and joined branches too."""
     for step in plan.chain():
         yield step
@@ -112,23 +119,23 @@ def _steps(plan):
                 yield from _steps(branch)
 
 
-def _prefetched(plan):
+def _prefetched(plan: Step) -> Step:
     """``plan`` ending in a prefetch: what the queue runners' threads did."""
     if any(isinstance(step, Prefetch) for step in plan.chain()):
         return plan
     return Prefetch(plan, tf.data.AUTOTUNE)
 
 
-class ReadPlan(typing.NamedTuple):
+class ReadPlan(NamedTuple):
     """A queue pipeline's plan as its graph has it (see :func:`read_plan`)."""
 
     plan: Step
     batched: bool               # the fetches are batches (see Lowering)
-    queues: frozenset           # names of the queue ops the plan replaces
-    graph_def: object           # the graph's GraphDef the plan's functions copy from
+    queues: frozenset[str]      # names of the queue ops the plan replaces
+    graph_def: GraphDef         # the graph's GraphDef the plan's functions copy from
 
 
-def read_plan(fetches, prune_features=True):
+def read_plan(fetches: Any, prune_features: bool = True) -> ReadPlan:
     """The plan of the queue pipeline behind ``fetches`` as its graph has it: each map
     where the graph runs its ops (per example before a batch; not vectorized), not
     cached, without the prefetch :func:`lower` adds. ``tf1compat port`` writes the
@@ -151,7 +158,8 @@ def read_plan(fetches, prune_features=True):
     return ReadPlan(plan, batched, frozenset(reader.lowered_queues), reader.graph_def)
 
 
-def lower(fetches, prune_features=True, cache=None):
+def lower(fetches: Any, prune_features: bool = True,
+          cache: bool | int | str | None = None) -> Lowering:
     """Read the queue pipeline behind ``fetches``; returns a :class:`Lowering`.
 
     ``prune_features``: parse ops parse only the features the fetches need
@@ -170,7 +178,7 @@ def lower(fetches, prune_features=True, cache=None):
     return Lowering(fetches, plan, batched, queues, cached, not_cached)
 
 
-def _eagerly(build):
+def _eagerly(build: Callable[[], _T]) -> _T:
     """Run ``build()`` with eager execution: here when it is on, else in a helper thread
     (the default graph is per thread, so a legacy_graph() around the call stays out)."""
     if tf.executing_eagerly():
@@ -179,7 +187,9 @@ def _eagerly(build):
         return pool.submit(build).result()
 
 
-def lower_to_tf_data(fetches, service=None, service_timeout=None, cache=None):
+def lower_to_tf_data(fetches: Any, service: str | None = None,
+                     service_timeout: float | None = None,
+                     cache: bool | int | str | None = None) -> Dataset:
     """The ``tf.data.Dataset`` delivering what ``fetches`` deliver, built eagerly; on the
     tf.data service at ``service`` (``grpc://HOST:PORT``) when given, each wait for it
     bounded by ``service_timeout`` seconds; ``cache``: the in-memory cache's budget (see
@@ -187,8 +197,10 @@ def lower_to_tf_data(fetches, service=None, service_timeout=None, cache=None):
     return lower(fetches, cache=cache).to_tf_data(service, service_timeout)
 
 
-def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None, *,
-                         lowering=None):
+def replace_with_tf_data(fetches: Any, service: str | None = None,
+                         service_timeout: float | None = None,
+                         cache: bool | int | str | None = None, *,
+                         lowering: Lowering | None = None) -> Any:
     """Lower the pipeline behind ``fetches`` inside its own graph: returns an iterator's
     ``get_next()`` in the fetches' structure (a list stays a list), and sets the lowered
     queues' runners aside
@@ -226,7 +238,7 @@ def replace_with_tf_data(fetches, service=None, service_timeout=None, cache=None
     return tf.nest.pack_sequence_as(fetches, values)   # a list stays a list (tf.data: tuples)
 
 
-def note_reading(get_next, lowering):
+def note_reading(get_next: Operation, lowering: Lowering) -> None:
     """Note in the graph what the iterator op ``get_next`` of ``lowering``'s dataset
     reads: the files its producers queued and their compression, so an error in it
     names the damaged record."""
@@ -237,7 +249,7 @@ def note_reading(get_next, lowering):
         tuple(files) if files else None, lowering.compression, lowering.describe())
 
 
-def replaced_dequeue(error, graph):
+def replaced_dequeue(error: OpError, graph: Graph) -> Operation | None:
     """The dequeue op of the batching call whose tf.data pipeline raised ``error`` (at
     an iterator of ``graph`` that :func:`replace_with_tf_data` built), or None."""
     op = error.op
@@ -247,7 +259,7 @@ def replaced_dequeue(error, graph):
     return None if dequeue is None else graph.get_operation_by_name(dequeue)
 
 
-def queue_end_error(error, graph):
+def queue_end_error(error: OpError, graph: Graph) -> OpError | None:
     """The OutOfRangeError the queue pipeline would raise at its end in place of
     ``error``, the end of an iterator of ``graph`` that :func:`replace_with_tf_data`
     built (None for any other error): the dequeue op of the batching call, and TF1's
@@ -256,7 +268,8 @@ def queue_end_error(error, graph):
     dequeue = replaced_dequeue(error, graph)
     if dequeue is None:
         return None
-    queue = op_types.queue_handle(dequeue).op
+    handle: Tensor = op_types.queue_handle(dequeue)  # a dequeue has one
+    queue = handle.op
     requested = tf.get_static_value(op_types.batch_size_input(dequeue))
     # A short final batch was delivered (current size 0), or tf.data dropped it.
     size = 0 if dequeue.type in op_types.DEQUEUES_UP_TO else f"less than {requested}"
@@ -268,7 +281,7 @@ def queue_end_error(error, graph):
     return tf.errors.OutOfRangeError(dequeue.node_def, dequeue, message)
 
 
-def describe_lowering(fetches, cache=None):
+def describe_lowering(fetches: Any, cache: bool | int | str | None = None) -> str:
     """The tf.data chain :func:`~tf1compat.to_tf_data` builds for ``fetches``, e.g.
     ``3 files, 1 epoch, reshuffled every epoch (seed 5) -> TFRecordDataset ->
     shuffle(buffer 64, seed 7) -> batch(8, keep remainder) -> map(vectorized: 3 ops:

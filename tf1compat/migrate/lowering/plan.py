@@ -62,11 +62,11 @@ class Step:
                 position += 1
         return dataset
 
-    def describe(self):
+    def describe(self) -> str:
         """The chain, e.g. ``3 files, 1 epoch, in order -> TFRecordDataset -> batch(8, ...)``."""
         return " -> ".join(text for step in self.chain() if (text := step.text()))
 
-    def is_deterministic(self):
+    def is_deterministic(self) -> bool:
         return all(step.deterministic for step in self.chain())
 
     def text(self):
