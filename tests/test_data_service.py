@@ -342,8 +342,9 @@ def test_program_with_unreachable_dispatcher_exits_2_with_one_line(tmp_path, rec
     assert completed.stdout == ""
 
 
-def test_data_service_without_tf_data_is_a_usage_error(tmp_path):
-    completed = run_cli("run", "--data-service", "grpc://127.0.0.1:1", str(tmp_path / "x.py"))
+def test_data_service_with_queues_is_a_usage_error(tmp_path):
+    completed = run_cli("run", "--queues", "--data-service", "grpc://127.0.0.1:1",
+                        str(tmp_path / "x.py"))
     assert completed.returncode == 2
     assert completed.stderr.strip() == (
         "tf1compat run: error: --data-service needs --tf-data: the service runs the pipelines "

@@ -605,9 +605,11 @@ def test_run_tf_data_same_values_with_and_without_the_cache(tmp_path, image_file
     assert outputs[""] == outputs["--no-cache"] == outputs["--cache-budget 1M"]
 
 
-def test_run_refuses_cache_flags_without_tf_data_and_bad_sizes(tmp_path):
+def test_run_refuses_cache_flags_with_queues_and_bad_sizes(tmp_path):
     program = write_program(tmp_path, "nothing.py", "print('ran')\n")
-    done = tf1compat_run("--no-cache", program, cwd=tmp_path)
+    done = tf1compat_run("--no-cache", program, cwd=tmp_path)   # tf.data by default
+    assert done.returncode == 0 and done.stdout == "ran\n"
+    done = tf1compat_run("--queues", "--no-cache", program, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.splitlines() == [
         "tf1compat run: error: --no-cache needs --tf-data: it sets the in-memory cache of the "
         "tf.data pipelines"]
