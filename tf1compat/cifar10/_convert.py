@@ -205,11 +205,16 @@ def _read_records(path: str, count: int, record_bytes: int,
     """The records at the ascending indices ``local`` of a batch file of ``count``
     records: a memory map of a local file; from an object, the range they span."""
     if not _fs.is_url(path):
-        return np.memmap(path, np.uint8, "r", shape=(count, record_bytes))[local]
+        mapped: npt.NDArray[np.uint8] = np.memmap(path, np.uint8, "r",
+                                                  shape=(count, record_bytes))[local]
+        return mapped
     first, end = int(local[0]), int(local[-1]) + 1
     fs, inner = _fs.filesystem(path)
     data = fs.cat_file(inner, start=first * record_bytes, end=end * record_bytes)
-    return np.frombuffer(data, np.uint8).reshape(end - first, record_bytes)[local - first]
+    spanned: npt.NDArray[np.uint8] = np.frombuffer(data, np.uint8).reshape(end - first,
+                                                                          record_bytes)
+    records: npt.NDArray[np.uint8] = spanned[local - first]   # Any in NumPy 1.26's stubs
+    return records
 
 
 def _iter_examples(indices: Sequence[int], *, sources: Sequence[tuple[str, int]],

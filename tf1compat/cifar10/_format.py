@@ -160,8 +160,9 @@ def _records_bytes(images: npt.NDArray[np.uint8], labels: npt.NDArray[Any]) -> b
     """The binary records of HWC images and their label columns."""
     planes = images.transpose(0, 3, 1, 2).reshape(len(images), _IMAGE_BYTES)
     label_columns = 1 if labels.ndim == 1 else labels.shape[1]
-    return np.concatenate([labels.reshape(len(images), label_columns).astype(np.uint8), planes],
-                          axis=1).tobytes()
+    records: npt.NDArray[np.uint8] = np.concatenate(
+        [labels.reshape(len(images), label_columns).astype(np.uint8), planes], axis=1)
+    return records.tobytes()
 
 
 def _synthetic_split(rng: np.random.Generator, count: int,
