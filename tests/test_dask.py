@@ -206,15 +206,22 @@ def own_cluster(request, tmp_path, env=None, worker_command=None):
     return address, scheduler, worker
 
 
-def test_a_worker_that_cannot_import_tf1compat_is_named_before_any_task(request, tmp_path):
-    """Such a worker died unpickling its first task and the conversion waited forever."""
-    def blind_worker(address):         # a real dask worker; importing tf1compat fails there
-        code = ("import sys; sys.modules['tf1compat'] = None\n"
+def worker_lacking(module):
+    """The command of a real dask worker (for own_cluster) on which ``module`` cannot
+    be imported."""
+    def command(address):
+        code = (f"import sys; sys.modules[{module!r}] = None\n"
                 "from distributed.cli.dask_worker import main\n"
                 "sys.argv[0] = 'dask-worker'; main()")
         return [sys.executable, "-c", code, address, "--host", "127.0.0.1", "--nthreads", "1",
                 "--no-nanny", "--no-dashboard"]
-    address, _, _ = own_cluster(request, tmp_path, worker_command=blind_worker)
+    return command
+
+
+def test_a_worker_that_cannot_import_tf1compat_is_named_before_any_task(request, tmp_path):
+    """Such a worker died unpickling its first task and the conversion waited forever."""
+    address, _, _ = own_cluster(request, tmp_path,   # importing tf1compat fails there
+                                worker_command=worker_lacking("tf1compat"))
     source = cifar10.make_synthetic(tmp_path / "cifar", 10, 10, seed=1)
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "tf1compat", "convert-cifar10", str(source),
@@ -234,13 +241,7 @@ def test_a_worker_without_the_stores_filesystem_is_named_before_any_task(request
     the package it lacks and the extra that brings it, before any task, nothing written
     (the store's clean-up, looking for a journal that is not there, said 'cannot reach
     the store' with the worker's error as the reason)."""
-    def worker_without_s3fs(address):
-        code = ("import sys; sys.modules['s3fs'] = None\n"
-                "from distributed.cli.dask_worker import main\n"
-                "sys.argv[0] = 'dask-worker'; main()")
-        return [sys.executable, "-c", code, address, "--host", "127.0.0.1", "--nthreads", "1",
-                "--no-nanny", "--no-dashboard"]
-    address, _, _ = own_cluster(request, tmp_path, worker_command=worker_without_s3fs)
+    address, _, _ = own_cluster(request, tmp_path, worker_command=worker_lacking("s3fs"))
     source = cifar10.make_synthetic(tmp_path / "cifar", 10, 10, seed=1)
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "tf1compat", "convert-cifar10", str(source),
