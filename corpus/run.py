@@ -2,7 +2,9 @@
 unmodified, with ``tf1compat run`` (its pipelines on tf.data where that gives the same
 run, the default), ``tf1compat run --queues`` (TF1's queues) and ``tf1compat run
 --tf-data`` on synthetic data; or (``--mode port``) ported with ``tf1compat port
---verify`` and the port run by plain ``python``, tf1compat not importable.
+--verify`` and the port run by plain ``python``, tf1compat not importable; or
+(``--mode upgrade``) converted by TensorFlow's own ``tf_upgrade_v2``, the migration
+guide's ``disable_v2_behavior()`` line added, and run the same way.
 
 ``python -m corpus.run --from FOLDER`` expects ``FOLDER/<name>/`` to hold each
 program's files as its repository has them (docs/corpus.md says how to fetch them).
@@ -21,11 +23,17 @@ the same data as the original under run mode; ``fail``: the first that did not, 
 none ported; ``none``: the program has no queue pipeline, and is not counted), and
 ``plain`` (the port's own run, an outcome as above).
 
+Upgrade mode gives two: ``upgrade`` (``ok``: ``tf_upgrade_v2`` reported no issue;
+``fail``: how many it reported and the first) and ``upgraded`` (its output with
+``tf.compat.v1.disable_v2_behavior()`` after the entry file's ``import tensorflow``,
+run by plain ``python`` with tf1compat not importable, an outcome as above).
+
 It prints one row per program and ``K/N`` for each mode; exit status 0 when every
 run succeeded, 1 otherwise.
 """
 
 import argparse
+import ast
 import dataclasses
 import json
 import os
@@ -44,6 +52,10 @@ from tf1compat import _process_groups as process_groups
 PROGRAMS = pathlib.Path(__file__).with_name("programs.json")
 MODES = {"run": [], "queues": ["--queues"], "tf-data": ["--tf-data"]}
 PORT_MODES = ("port", "verify", "plain")   # the outcomes of --mode port
+UPGRADE_MODES = ("upgrade", "upgraded")   # the outcomes of --mode upgrade
+UPGRADE_SCRIPT = "tensorflow.tools.compatibility.tf_upgrade_v2_main"   # tf_upgrade_v2
+_ISSUES = re.compile(r"^Detected (\d+) issues that require attention$", re.MULTILINE)
+_ISSUE = re.compile(r"^(?P<file>.+?):(?P<where>\d+:\d+: (ERROR|WARNING): .*)$")
 _VERIFIED = re.compile(r"^verify: (\d+) of (\d+) pipeline\(s\) feed the same data$", re.MULTILINE)
 SUCCESS = ("ok", "stopped")
 LEFT_RUNNING = "it left processes running when it ended; the runner killed them"
@@ -209,6 +221,79 @@ def port_program(program, source, out, timeout, seed=0):
     return outcomes
 
 
+def upgrade_outcome(output, returncode, timed_out, tree):
+    """``(status, detail)`` of ``tf_upgrade_v2 --intree TREE``, from its output and exit
+    status: ``ok`` when it reported no issue, else how many and the first (its file
+    named relative to ``tree``)."""
+    if timed_out:
+        return "timeout", "the time limit came before tf_upgrade_v2 ended"
+    lines = [line for line in output.splitlines() if line.strip()]
+    counted = _ISSUES.search(output)
+    if returncode != 0 or counted is None:
+        return "fail", lines[-1].strip() if lines else "(no output)"
+    if counted[1] == "0":
+        return "ok", ""
+    first = next((match for match in map(_ISSUE.match, lines) if match), None)
+    where = f"; the first: {os.path.relpath(first['file'], tree)}:{first['where']}" \
+        if first else ""
+    return "fail", f"{counted[1]} issue(s) reported{where}"
+
+
+def add_guide_line(path):
+    """Add ``tf.compat.v1.disable_v2_behavior()`` on the line after the first top-level
+    ``import tensorflow`` of the file at ``path`` (``tf`` its name there), as TensorFlow's
+    migration guide tells users of ``tf_upgrade_v2``'s output; raise ValueError when the
+    file has none."""
+    with open(path, encoding="utf-8", newline="") as f:
+        source = f.read()
+    for statement in ast.parse(source, path).body:
+        if isinstance(statement, ast.Import):
+            alias = next((a for a in statement.names if a.name == "tensorflow"), None)
+            if alias is not None:
+                lines = source.splitlines(keepends=True)
+                end = statement.end_lineno
+                newline = "\r\n" if lines[end - 1].endswith("\r\n") else "\n"
+                call = f"{alias.asname or 'tensorflow'}.compat.v1.disable_v2_behavior()"
+                lines[end - 1] = lines[end - 1].rstrip("\r\n") + newline
+                lines.insert(end, call + newline)
+                with open(path, "w", encoding="utf-8", newline="") as f:
+                    f.write("".join(lines))
+                return
+    raise ValueError(f"{os.path.basename(path)} has no top-level 'import tensorflow' "
+                     "to add disable_v2_behavior() after")
+
+
+def upgrade_program(program, source, out, timeout, seed=0):
+    """Copy the program's files from ``source`` into a fresh folder under ``out``,
+    convert them with ``tf_upgrade_v2`` (into ``upgraded/``), add the migration guide's
+    ``disable_v2_behavior()`` line, make the data there and run the result with plain
+    ``python`` (tf1compat not importable); the two :class:`Outcome` of upgrade mode."""
+    workdir = os.path.join(out, program["name"], "upgrade")
+    shutil.rmtree(workdir, ignore_errors=True)
+    original = os.path.join(workdir, "original")
+    shutil.copytree(os.path.join(source, program["name"]), original)
+    upgraded = os.path.join(workdir, "upgraded")
+    limit = program.get("timeout", timeout)
+    command = [sys.executable, "-m", UPGRADE_SCRIPT, "--intree", original,
+               "--outtree", upgraded, "--reportfile", os.path.join(workdir, "report.txt")]
+    returncode, stdout, stderr, timed_out, seconds, _ = _run(
+        command, workdir, limit, os.path.join(workdir, "upgrade.txt"))
+    status, detail = upgrade_outcome(stdout + stderr, returncode, timed_out, original)
+    outcomes = [Outcome(program["name"], "upgrade", status, seconds, detail)]
+    entry = os.path.join(upgraded, program["entry"])
+    try:
+        add_guide_line(entry)
+    except (OSError, SyntaxError, ValueError) as error:
+        outcomes.append(Outcome(program["name"], "upgraded", "fail", 0.0,
+                                f"no program to run: {error}"))
+        return outcomes
+    make_data(upgraded, program.get("data", []), seed=seed)
+    args = program.get("args", [])
+    outcomes.append(_run_outcome(program, "upgraded", plain_python_command(entry, *args),
+                                 upgraded, limit, os.path.join(workdir, "plain.txt")))
+    return outcomes
+
+
 def format_table(names, outcomes, modes=tuple(MODES)):
     """The results as text: a row per program, K/N per mode, then each failure's
     first failing line (and each stopped run's mark)."""
@@ -235,6 +320,10 @@ def format_table(names, outcomes, modes=tuple(MODES)):
     return "\n".join(rows)
 
 
+# the modes that turn each program into a TF2 program: how, and the outcomes they give
+COMPARED = {"port": (port_program, PORT_MODES), "upgrade": (upgrade_program, UPGRADE_MODES)}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m corpus.run", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -245,9 +334,11 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds per run, unless the program sets its own")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these programs")
-    parser.add_argument("--mode", choices=(*MODES, "port"), action="append",
+    parser.add_argument("--mode", choices=(*MODES, *COMPARED), action="append",
                         help="run in this mode (repeatable; default: run, queues and "
-                             "tf-data); port: port --verify, then the port with plain python")
+                             "tf-data); port: port --verify, then the port with plain "
+                             "python; upgrade: tf_upgrade_v2 and the guide's "
+                             "disable_v2_behavior() line, then plain python")
     args = parser.parse_args(argv)
     programs = load_programs()
     if args.only:
@@ -266,8 +357,8 @@ def main(argv=None):
     outcomes = []
     for program in programs:
         for mode in modes:
-            if mode == "port":
-                done = port_program(program, args.source, out, args.timeout)
+            if mode in COMPARED:
+                done = COMPARED[mode][0](program, args.source, out, args.timeout)
             else:
                 done = [run_program(program, mode, args.source, out, args.timeout)]
             for outcome in done:
@@ -275,7 +366,7 @@ def main(argv=None):
                       f"({outcome.seconds:.0f} s)", flush=True)
             outcomes += done
     columns = [column for mode in modes
-               for column in (PORT_MODES if mode == "port" else (mode,))]
+               for column in (COMPARED[mode][1] if mode in COMPARED else (mode,))]
     print()
     print(format_table([p["name"] for p in programs], outcomes, columns))
     return 0 if all(o.status in (*SUCCESS, "none") for o in outcomes) else 1

@@ -308,3 +308,101 @@ def test_port_mode_reads_what_port_verify_printed():
     assert run.port_outcomes("tf1compat port: error: no such file\n", 2, False) == (
         ("fail", "tf1compat port: error: no such file"),) * 2
     assert run.port_outcomes("", -9, True)[1][0] == "timeout"
+
+
+# tf_upgrade_v2's summary as it prints it (its detailed log goes to --reportfile)
+UPGRADE_SUMMARY = """\
+INFO line 3:4: Renamed 'tf.placeholder' to 'tf.compat.v1.placeholder'
+TensorFlow 2.0 Upgrade Script
+-----------------------------
+Converted 1 files
+Detected {count} issues that require attention
+--------------------------------------------------------------------------------
+{issues}
+
+Make sure to read the detailed log 'report.txt'
+"""
+
+
+def test_upgrade_mode_reads_what_tf_upgrade_v2_printed(tmp_path):
+    tree = tmp_path / "original"
+    clean = UPGRADE_SUMMARY.format(count=0, issues="")
+    assert run.upgrade_outcome(clean, 0, False, tree) == ("ok", "")
+    issues = (f"File: {tree}/main.py\n"
+              f"{tree}/main.py:4:4: ERROR: Using member tf.contrib.layers.fully_connected in "
+              "deprecated module tf.contrib.\n"
+              f"{tree}/main.py:9:2: WARNING: tf.nn.embedding_lookup requires manual check.\n")
+    assert run.upgrade_outcome(UPGRADE_SUMMARY.format(count=2, issues=issues), 0, False,
+                               tree) == ("fail", "2 issue(s) reported; the first: main.py:4:4: "
+                                         "ERROR: Using member tf.contrib.layers."
+                                         "fully_connected in deprecated module tf.contrib.")
+    assert run.upgrade_outcome("Output directory 'x' must not already exist.\n", 1, False,
+                               tree) == ("fail", "Output directory 'x' must not already exist.")
+    assert run.upgrade_outcome("INFO line 3:4: Renamed\n", 0, False, tree)[0] == "fail"
+    assert run.upgrade_outcome("", -9, True, tree) == (
+        "timeout", "the time limit came before tf_upgrade_v2 ended")
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('"""Doc."""\nfrom __future__ import print_function\nimport os\nimport tensorflow as tf\n'
+     "x = 1  # kept\n",
+     '"""Doc."""\nfrom __future__ import print_function\nimport os\nimport tensorflow as tf\n'
+     "tf.compat.v1.disable_v2_behavior()\nx = 1  # kept\n"),
+    ("import numpy as np, tensorflow\r\nprint(1)\r\n",
+     "import numpy as np, tensorflow\r\ntensorflow.compat.v1.disable_v2_behavior()\r\n"
+     "print(1)\r\n"),
+    ("import tensorflow as tf", "import tensorflow as tf\ntf.compat.v1.disable_v2_behavior()\n"),
+], ids=["after-docstring-and-imports", "plain-name-crlf", "last-line"])
+def test_the_guide_line_goes_after_the_entry_files_import_tensorflow(tmp_path, source,
+                                                                     expected):
+    entry = tmp_path / "main.py"
+    entry.write_bytes(source.encode())
+    run.add_guide_line(entry)
+    assert entry.read_bytes() == expected.encode()
+
+
+def test_the_guide_line_needs_a_top_level_import_tensorflow(tmp_path):
+    entry = tmp_path / "main.py"
+    source = "from tensorflow import placeholder\ndef f():\n    import tensorflow as tf\n"
+    entry.write_text(source)
+    with pytest.raises(ValueError, match=r"^main.py has no top-level 'import tensorflow' to "
+                                         r"add disable_v2_behavior\(\) after$"):
+        run.add_guide_line(entry)
+    assert entry.read_text() == source
+
+
+CONTRIB_PROGRAM = """
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 2])
+    y = tf.contrib.layers.fully_connected(x, 1)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        print("y", sess.run(y, {x: [[1.0, 2.0]]}).shape)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_upgrade_mode_converts_adds_the_guide_line_and_runs_without_tf1compat(tmp_path):
+    source, (csv_reader, contrib) = _corpus(tmp_path, [
+        ("csv_reader", CSV_PROGRAM, {"data": [{"recipe": "csv_rows", "path": "scores.csv",
+                                               "rows": 10, "columns": ["float", "float"]}]}),
+        ("contrib", CONTRIB_PROGRAM, {})])
+    out = tmp_path / "out"
+    upgrade, upgraded = run.upgrade_program(csv_reader, source, out, timeout=120)
+    assert [(o.mode, o.status, o.detail) for o in (upgrade, upgraded)] == [
+        ("upgrade", "ok", ""), ("upgraded", "ok", "")]
+    written = (out / "csv_reader" / "upgrade" / "upgraded" / "main.py").read_text()
+    # tf_upgrade_v2's names, the queues kept, and the guide's line after the import
+    assert written.startswith("\nimport tensorflow as tf\ntf.compat.v1.disable_v2_behavior()\n")
+    assert "tf.compat.v1.train.string_input_producer(" in written
+    assert "batch (5,)" in (out / "csv_reader" / "upgrade" / "plain.txt").read_text()
+    assert not (source / "csv_reader" / "scores.csv").exists()
+    upgrade, upgraded = run.upgrade_program(contrib, source, out, timeout=120)
+    assert (upgrade.status, upgraded.status) == ("fail", "fail")
+    assert upgrade.detail.startswith(
+        "1 issue(s) reported; the first: main.py:5:4: ERROR: Using member "
+        "tf.contrib.layers.fully_connected in deprecated module tf.contrib.")
+    assert upgraded.detail == (
+        "main.py:6: AttributeError: module 'tensorflow' has no attribute 'contrib'")
