@@ -347,8 +347,8 @@ def test_data_service_with_queues_is_a_usage_error(tmp_path):
                         str(tmp_path / "x.py"))
     assert completed.returncode == 2
     assert completed.stderr.strip() == (
-        "tf1compat run: error: --data-service needs --tf-data: the service runs the pipelines "
-        "that batching calls build as tf.data")
+        "tf1compat run: error: --data-service cannot be used with --queues: the service runs "
+        "the pipelines on tf.data, and --queues keeps every pipeline on TF1's queues")
 
 
 def test_worker_with_unreachable_dispatcher_exits_2_with_one_line():

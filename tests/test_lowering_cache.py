@@ -611,8 +611,8 @@ def test_run_refuses_cache_flags_with_queues_and_bad_sizes(tmp_path):
     assert done.returncode == 0 and done.stdout == "ran\n"
     done = tf1compat_run("--queues", "--no-cache", program, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.splitlines() == [
-        "tf1compat run: error: --no-cache needs --tf-data: it sets the in-memory cache of the "
-        "tf.data pipelines"]
+        "tf1compat run: error: --no-cache cannot be used with --queues: it sets the in-memory "
+        "cache of the pipelines on tf.data, and --queues keeps every pipeline on TF1's queues"]
     done = tf1compat_run("--tf-data", "--cache-budget", "lots", program, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.splitlines() == [
         "tf1compat run: error: --cache-budget must be a size in bytes up to "

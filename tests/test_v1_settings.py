@@ -19,6 +19,9 @@ from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, cache_budget
 from tf1compat.v1.settings import RunSettings
 
 SIZE = "a size in bytes up to 9223372036854775807 (e.g. 500M, 2G, 1073741824), or off"
+# why the cache flags need the pipelines on tf.data, as `tf1compat run --queues` says it
+ON_TF_DATA_ONLY = ("it sets the in-memory cache of the pipelines on tf.data, and --queues "
+                   "keeps every pipeline on TF1's queues")
 
 
 def test_defaults_and_plain_values(tmp_path, monkeypatch):
@@ -71,12 +74,13 @@ def test_the_cache_budget_is_resolved_once_with_tf_data(monkeypatch):
     ({"tf_data": True, "cache_budget": 2.5}, ArgumentTypeError,
      f"cache_budget must be {SIZE}, got 2.5"),
     ({"tf_data": False, "data_service": "grpc://h:1"}, PipelineConfigError,
-     "data_service needs tf_data: the service runs the pipelines that batching calls build "
-     "as tf.data"),
+     "data_service cannot be used with tf_data=False: the service runs the pipelines on "
+     "tf.data, and tf_data=False keeps every pipeline on TF1's queues"),
     ({"tf_data": True, "data_service_timeout": 5}, PipelineConfigError,
      "data_service_timeout needs data_service: it bounds the waits for the service"),
     ({"tf_data": False, "cache_budget": False}, PipelineConfigError,
-     "cache_budget needs tf_data: it sets the in-memory cache of the tf.data pipelines"),
+     "cache_budget cannot be used with tf_data=False: it sets the in-memory cache of the "
+     "pipelines on tf.data, and tf_data=False keeps every pipeline on TF1's queues"),
 ])
 def test_one_behaviour_per_mistake(options, error, message):
     with pytest.raises(PipelineConfigError) as e:
@@ -165,12 +169,14 @@ def _run_parser():
     (["--tf-data", "--cache-budget", "99999999999T"],
      f"--cache-budget must be {SIZE}, got '99999999999T'"),
     (["--queues", "--no-cache"],
-     "--no-cache needs --tf-data: it sets the in-memory cache of the tf.data pipelines"),
+     f"--no-cache cannot be used with --queues: {ON_TF_DATA_ONLY}"),
     (["--cache-budget", "1M", "--queues"],
-     "--cache-budget needs --tf-data: it sets the in-memory cache of the tf.data pipelines"),
+     f"--cache-budget cannot be used with --queues: {ON_TF_DATA_ONLY}"),
     (["--queues", "--data-service", "grpc://h:1"],
-     "--data-service needs --tf-data: the service runs the pipelines that batching calls "
-     "build as tf.data"),
+     "--data-service cannot be used with --queues: the service runs the pipelines on "
+     "tf.data, and --queues keeps every pipeline on TF1's queues"),
+    (["--queues", "--data-service-timeout", "5"],
+     "--data-service-timeout needs --data-service: it bounds the waits for the service"),
     (["--grace-period", "soon"],
      "--grace-period must be a positive number of seconds (inf: no limit), got 'soon'"),
     (["--grace-period", "-1"],

@@ -320,13 +320,16 @@ def check_requires(api: str | None, argument: str, given: object, required: str,
                    present: object, purpose: str) -> None:
     """A :class:`~tf1compat.errors.PipelineConfigError` when ``argument`` is ``given``
     (anything but None and False) and ``required`` is not ``present``: e.g.
-    ``data_service_timeout needs data_service: it bounds the waits for the service``.
-    ``purpose`` says what ``argument`` does with ``required``; the error's ``expected``
-    is ``required``'s name."""
+    ``data_service_timeout needs data_service: it bounds the waits for the service``,
+    or, when ``required`` was turned off (False), ``cache_budget cannot be used with
+    tf_data=False: ...``. ``purpose`` says what ``argument`` does with ``required``; the
+    error's ``expected`` is ``required``'s name."""
     if given is None or given is False or (present is not None and present is not False):
         return
     prefix = f"{api}: " if api else ""
-    raise PipelineConfigError(f"{prefix}{argument} needs {required}: {purpose}",
+    conflict = f"cannot be used with {required}=False" if present is False \
+        else f"needs {required}"
+    raise PipelineConfigError(f"{prefix}{argument} {conflict}: {purpose}",
                               argument=argument, expected=required)
 
 

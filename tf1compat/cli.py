@@ -443,11 +443,13 @@ def _run_settings(args):
     after one error line naming the flags as the user typed them."""
     from tf1compat.errors import PipelineConfigError
     from tf1compat.v1.settings import RunSettings
-    options, flags, on_flags = {}, {}, {}
+    options, flags, on_flags, turned_off = {}, {}, {}, {}
     for field, flag in _settings_flags():
         value = getattr(args, field.name)
         off_flag = field.metadata["off_flag"]
         flags[field.name] = off_flag[0] if off_flag and value is False else flag
+        if off_flag and value is False:
+            turned_off[field.name] = off_flag[0]
         on_flags[field.name] = flag
         if value is not None:
             from_text = field.metadata["from_text"]
@@ -457,9 +459,10 @@ def _run_settings(args):
         return RunSettings(**options)
     except PipelineConfigError as e:     # ArgumentTypeError too
         if isinstance(e.expected, str) and e.expected in on_flags and \
-                e.expected != e.argument:     # the setting it needs, turned on
+                e.expected not in (e.argument, *turned_off):  # the setting it needs, on
             flags[e.expected] = on_flags[e.expected]
-        print(f"tf1compat run: error: {error_line('run', e, flags)}", file=sys.stderr)
+        print(f"tf1compat run: error: {error_line('run', e, flags, turned_off)}",
+              file=sys.stderr)
         return None
 
 
@@ -728,15 +731,18 @@ _FLAGS = {
 }
 
 
-def error_line(command, error, flags=None):
+def error_line(command, error, flags=None, turned_off=None):
     """``error``'s message as one line, naming options as ``command``'s user types them
     (``flags``: argument -> flag; default: the command's): ``max_examples=N`` as
-    ``--max-examples N``, ``overwrite=True`` as ``--overwrite``, and the argument a
-    :class:`~tf1compat.errors.PipelineConfigError` is about (and the one it needs,
-    :func:`~tf1compat._checks.check_requires`' ``expected``) by its flag."""
+    ``--max-examples N``, ``overwrite=True`` as ``--overwrite``, ``tf_data=False`` as
+    ``--queues`` (``turned_off``: argument -> the flag that turned it off),
+    and the argument a :class:`~tf1compat.errors.PipelineConfigError` is about (and the
+    one it needs, :func:`~tf1compat._checks.check_requires`' ``expected``) by its flag."""
     import re
     flags = _FLAGS.get(command.removeprefix("tf1compat "), {}) if flags is None else flags
     text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    for name, flag in (turned_off or {}).items():
+        text = re.sub(rf"(?<![\w-]){name}=False\b", flag, text)
     for name, flag in flags.items():
         text = re.sub(rf"(?<![\w-]){name}=True\b", flag, text)
         text = re.sub(rf"(?<![\w-]){name}=(?=\S)", f"{flag} ", text)

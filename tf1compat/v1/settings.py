@@ -174,8 +174,10 @@ def run_settings(settings: RunSettings | None = None,
 # (setting, the setting it needs, what it does with it)
 _REQUIRES = (
     ("data_service", "tf_data",
-     "the service runs the pipelines that batching calls build as tf.data"),
+     "the service runs the pipelines on tf.data, and tf_data=False keeps every pipeline "
+     "on TF1's queues"),
     ("data_service_timeout", "data_service", "it bounds the waits for the service"),
-    ("cache_budget", "tf_data", "it sets the in-memory cache of the tf.data pipelines"),
+    ("cache_budget", "tf_data", "it sets the in-memory cache of the pipelines on tf.data, "
+     "and tf_data=False keeps every pipeline on TF1's queues"),
 )
 

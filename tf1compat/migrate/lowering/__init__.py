@@ -276,8 +276,8 @@ def queue_end_error(error: OpError, graph: Graph) -> OpError | None:
     message = (op_types.QUEUE_END_MESSAGE.format(kind=op_types.queue_kind(queue),
                                                  name=queue.name, requested=requested,
                                                  size=size)
-               + f"\n\t [[{{{{node {dequeue.name}}}}}]]\n(tf1compat run --tf-data: the end "
-               "of the tf.data pipeline that replaced this queue)")
+               + f"\n\t [[{{{{node {dequeue.name}}}}}]]\n(tf1compat run: the end of the "
+               "tf.data pipeline that replaced this queue)")
     return tf.errors.OutOfRangeError(dequeue.node_def, dequeue, message)
 
 

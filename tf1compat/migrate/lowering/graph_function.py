@@ -49,8 +49,8 @@ def _check_op(op):
             "pipeline fails here too); use a constant or tf.compat.v1.placeholder_with_default")
     if op.type in op_types.ITERATOR_OUTPUTS:
         raise LoweringError(op.name, op.type, "a tf.data iterator's output: this part is "
-                            "tf.data already (a fast path, or run --tf-data); lower the "
-                            "queue pipeline it came from instead")
+                            "tf.data already (a fast path, or a batching call tf1compat run "
+                            "put on tf.data); lower the queue pipeline it came from instead")
     if op.type in op_types.SPARSE_MAPS:
         raise LoweringError(op.name, op.type, _SPARSE_REASON)
     if op.type in op_types.VARIABLES:
