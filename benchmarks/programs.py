@@ -7,19 +7,21 @@ half of slim's ``train_image_classifier.py`` (``DatasetDataProvider`` with 4 rea
 over PNG TFRecords in slim's layout, preprocessing, ``tf.train.batch``,
 ``prefetch_queue``) -- each run as ``tf1compat run`` (what a user gets without a
 flag: each pipeline on tf.data where that gives the same run), ``tf1compat run
---queues`` (TF1's queues) and as its hand-written TF2 tf.data port, every run in
-its own process. Each program times its own loop (``time.time()`` and the
-process's CPU time after every ``sess.run`` or batch) and prints it last with its
-``VmHWM``; steps/s count the steps after a warm-up, start-up is from launching the
-process to the first batch (and the CPU it took, which the machine's load does not
-change), CPU per step is over the timed steps. Start-up: ``tf1compat
-check`` on a generated 50-file TF1 project, and a trivial ``tf.compat.v1`` program
-under plain ``python`` and under ``tf1compat run`` (wall time to exit). Rounds are
-interleaved; the tables show medians and per-round ratios with their range. Writes
-``programs.md``, ``programs.json`` and ``programs.png`` to ``out_dir``.
+--queues`` (TF1's queues), as ``tf1compat port`` writes it (ported at set-up, its
+queue pipelines as tf.data) run by plain ``python`` with tf1compat not importable,
+and as its hand-written TF2 tf.data port, every run in its own process. Each program
+times its own loop (``time.time()`` and the process's CPU time after every
+``sess.run`` or batch) and prints it last with its ``VmHWM``; steps/s count the
+steps after a warm-up, start-up is from launching the process to the first batch
+(and the CPU it took, which the machine's load does not change), CPU per step is
+over the timed steps. Start-up: ``tf1compat check`` on a generated 50-file TF1
+project, and a trivial ``tf.compat.v1`` program under plain ``python`` and under
+``tf1compat run`` (wall time to exit). Rounds are interleaved; the tables show
+medians and per-round ratios with their range. Writes ``programs.md``,
+``programs.json`` and ``programs.png`` to ``out_dir``.
 
-This process never imports TensorFlow: it writes the data and programs, then
-launches and waits.
+This process never imports TensorFlow: it writes the data and programs, ports
+them with the ``tf1compat port`` command, then launches and waits.
 """
 
 import json
@@ -32,6 +34,7 @@ import tempfile
 import time
 
 from benchmarks import bar_chart, program_sources, vm_hwm_mb, write_report, write_text
+from corpus.plain import plain_python_command
 
 FULL = {"train_images": 50000, "warmup_steps": 20, "max_steps": 300, "rounds": 3,
         "start_rounds": 5, "check_files": 50}
@@ -39,7 +42,8 @@ QUICK = {"train_images": 500, "warmup_steps": 2, "max_steps": 3, "rounds": 1,
          "start_rounds": 1, "check_files": 50}
 BATCH_SIZE = 128
 PORT = "TF2 tf.data port"
-MODES = ("tf1compat run", "tf1compat run --queues", PORT)
+PORTED = "tf1compat port, plain python"
+MODES = ("tf1compat run", "tf1compat run --queues", PORTED, PORT)
 # program -> (TF1 source, TF2 port source, data folder under the data directory)
 PROGRAMS = {
     "CIFAR-10 tutorial distorted_inputs": (
@@ -95,19 +99,58 @@ def _stem(program):
     return "cifar10_tutorial" if program.startswith("CIFAR") else "slim_provider"
 
 
+def _flags(work_dir, settings, data):
+    """An input loop's command-line flags: its data folder, batch size and steps."""
+    return [f"--data_dir={os.path.join(work_dir, 'data', data)}", f"--batch_size={BATCH_SIZE}",
+            f"--warmup_steps={settings['warmup_steps']}", f"--max_steps={settings['max_steps']}"]
+
+
+def _ported_entry(work_dir, stem):
+    return os.path.join(work_dir, "ported", stem, f"{stem}.py")
+
+
+def port_programs(work_dir, settings, rows):
+    """Port each TF1 program a ``PORTED`` row of ``rows`` runs, with ``tf1compat port``
+    and the loop's flags (it runs the program to its first read to find its pipelines),
+    into ``work_dir/ported/<stem>/`` (set-up, not timed); returns {row: why} for the
+    ports that failed or left a part unported (those rows are not run)."""
+    failed = {}
+    for program, (_, _, data) in PROGRAMS.items():
+        row = f"{program}: {PORTED}"
+        if row not in rows:
+            continue
+        stem = _stem(program)
+        command = [sys.executable, "-m", "tf1compat", "port", f"{stem}.py", "--out",
+                   os.path.dirname(_ported_entry(work_dir, stem)), "--overwrite", "--",
+                   *_flags(work_dir, settings, data)]
+        try:
+            done = subprocess.run(command, cwd=os.path.join(work_dir, "programs"), text=True,
+                                  capture_output=True, stdin=subprocess.DEVNULL,
+                                  timeout=CHILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            failed[row] = f"tf1compat port: no exit within {CHILD_TIMEOUT_S} s (killed)"
+            continue
+        if done.returncode != 0:
+            findings = [line for line in done.stdout.splitlines()
+                        if line.startswith("not ported: ")]
+            failed[row] = (f"tf1compat port exit status {done.returncode}: "
+                           f"{findings[0] if findings else _last_error(done.stderr)}")
+    return failed
+
+
 def commands(work_dir, settings):
     """row -> the command line that measures it (run in ``work_dir/programs``)."""
     python = sys.executable
     tf1compat = [python, "-m", "tf1compat"]
-    loop_flags = [f"--batch_size={BATCH_SIZE}", f"--warmup_steps={settings['warmup_steps']}",
-                  f"--max_steps={settings['max_steps']}"]
     rows = {}
     for program, (_, _, data) in PROGRAMS.items():
         stem = _stem(program)
-        flags = [f"--data_dir={os.path.join(work_dir, 'data', data)}", *loop_flags]
+        flags = _flags(work_dir, settings, data)
         rows[f"{program}: tf1compat run"] = [*tf1compat, "run", f"{stem}.py", *flags]
         rows[f"{program}: tf1compat run --queues"] = [
             *tf1compat, "run", "--queues", f"{stem}.py", *flags]
+        rows[f"{program}: {PORTED}"] = plain_python_command(_ported_entry(work_dir, stem),
+                                                            *flags)
         rows[f"{program}: {PORT}"] = [python, f"{stem}_tf2.py", *flags]
     rows[CHECK_ROW] = [*tf1compat, "check", os.path.join(work_dir, "project")]
     rows[PLAIN_ROW] = [python, "trivial.py"]
@@ -179,9 +222,10 @@ def _wait(pid, deadline):
         time.sleep(0.005)
 
 
-def measure_rounds(work_dir, settings, rows, log=print):
+def measure_rounds(work_dir, settings, rows, log=print, unported=None):
     """Interleaved rounds of every row (cheap start-up rows get more rounds); returns
-    {row: [result per round]}."""
+    {row: [result per round]}. A row of ``unported`` ({row: why}) is not run: each of
+    its rounds is that error."""
     all_commands = commands(work_dir, settings)
     cwd = os.path.join(work_dir, "programs")
     results = {row: [] for row in rows}
@@ -190,8 +234,12 @@ def measure_rounds(work_dir, settings, rows, log=print):
             wanted = settings["start_rounds"] if row in START_ROWS else settings["rounds"]
             if round_index >= wanted:
                 continue
-            result = run_child(all_commands[row], cwd, (0, 1) if row == CHECK_ROW else (0,),
-                               needs_report=row in LOOP_ROWS)
+            if row in (unported or {}):
+                result = {"error": unported[row]}
+            else:
+                result = run_child(all_commands[row], cwd,
+                                   (0, 1) if row == CHECK_ROW else (0,),
+                                   needs_report=row in LOOP_ROWS)
             results[row].append(result)
             shown = (f"{result['steps_per_s']:7.1f} steps/s" if "steps_per_s" in result
                      else f"{result['wall_s']:7.2f} s" if "wall_s" in result else "")
@@ -261,15 +309,17 @@ def start_table(results):
 
 
 def write_chart(results, path):
-    """Bars of the input loops' median steps/s (green: the TF2 port)."""
+    """Bars of the input loops' median steps/s (green: the TF2 port, orange: the
+    program as ``tf1compat port`` writes it)."""
     rows = [row for row in LOOP_ROWS
             if row in results and not any("error" in r for r in results[row])]
     values = [statistics.median(r["steps_per_s"] for r in results[row]) for row in rows]
-    colors = ["tab:green" if row.endswith(PORT) else
+    colors = ["tab:green" if row.endswith(PORT) else "tab:orange" if row.endswith(PORTED) else
               "tab:gray" if row.endswith("--queues") else "tab:blue" for row in rows]
     bar_chart(path, rows, values, colors,
               xlabel=f"steps/s (batch {BATCH_SIZE}, median of interleaved rounds)",
-              title="Input loops (blue: run, gray: run --queues, green: TF2 port)")
+              title="Input loops (blue: run, gray: run --queues, orange: tf1compat port, "
+                    "green: TF2 port)")
 
 
 def run(quick=False, out_dir="bench-results", rows=None):
@@ -282,8 +332,10 @@ def run(quick=False, out_dir="bench-results", rows=None):
     print(f"programs: data, programs and project in {work_dir} (built once, not timed)",
           flush=True)
     prepare(work_dir, settings)
+    unported = port_programs(work_dir, settings, rows)
     load_before = os.getloadavg()[0]
-    results = measure_rounds(work_dir, settings, rows, lambda line: print(line, flush=True))
+    results = measure_rounds(work_dir, settings, rows, lambda line: print(line, flush=True),
+                             unported)
     load_after = os.getloadavg()[0]
     loops = (f"Input loops: {settings['warmup_steps']} warm-up steps, then "
              f"{settings['max_steps']} timed steps of batch {BATCH_SIZE} (each fetches the "

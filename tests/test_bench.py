@@ -142,7 +142,8 @@ def test_quick_pruning_bench_writes_its_rows(tmp_path, capsys):
 def test_quick_programs_bench_writes_its_rows(tmp_path, capsys):
     from benchmarks import programs
     slim = "slim DatasetDataProvider + batch"
-    rows = [f"{slim}: tf1compat run", f"{slim}: TF2 tf.data port", programs.CHECK_ROW]
+    rows = [f"{slim}: tf1compat run", f"{slim}: {programs.PORTED}", f"{slim}: TF2 tf.data port",
+            programs.CHECK_ROW]
     assert programs.run(quick=True, out_dir=str(tmp_path), rows=rows) == 0
     table = (tmp_path / "programs.md").read_text()
     assert table.startswith("`scripts/bench --suite programs --quick` on ")
@@ -161,6 +162,23 @@ def test_quick_programs_bench_writes_its_rows(tmp_path, capsys):
         "trivial.py", "cifar10_tutorial.py", "cifar10_tutorial_tf2.py",
         "slim_provider.py", "slim_provider_tf2.py"}
     assert len(list((tmp_path / "programs-quick" / "project").glob("*.py"))) == 50
+    # the bench ports the program itself: queue pipelines as tf.data, run without tf1compat
+    ported = (tmp_path / "programs-quick" / "ported" / "slim_provider" / "slim_provider.py")
+    assert "interleave(tf.data.TFRecordDataset, cycle_length=4)" in ported.read_text()
+    assert "dataset_data_provider.DatasetDataProvider(" not in ported.read_text()
+    assert results["commands"][rows[1]][1:3] == ["-I", "-S"]
+    assert results["rounds"][rows[1]][0]["timed_steps"] == programs.QUICK["max_steps"]
+
+
+def test_a_program_port_could_not_write_is_a_failed_row_not_run(tmp_path):
+    from benchmarks import programs
+    row = f"slim DatasetDataProvider + batch: {programs.PORTED}"
+    why = "tf1compat port exit status 1: not ported: slim_provider.py:9: tf.contrib.x: why"
+    settings = {**programs.QUICK, "rounds": 2}
+    results = programs.measure_rounds(tmp_path, settings, [row], lambda line: None,
+                                      {row: why})
+    assert results == {row: [{"error": why}, {"error": why}]}
+    assert f"| {row} | failed: {why} |" in programs.loop_table(results)
 
 
 def test_start_up_table_shows_run_modes_overhead_per_round():
