@@ -219,9 +219,11 @@ def main(_):
   with tf.Graph().as_default():
     global_step = tf.train.get_or_create_global_step()
     images, labels = cifar_input.distorted_inputs(FLAGS.data_dir, 16)
-    weights = tf.get_variable("weights", [24 * 24 * 3, 10],
+    pool = tf.nn.max_pool(images, ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1],
+                          padding="SAME", name="pool1")
+    weights = tf.get_variable("weights", [12 * 12 * 3, 10],
                               initializer=tf.zeros_initializer())
-    logits = tf.matmul(tf.reshape(images, [16, -1]), weights)
+    logits = tf.matmul(tf.reshape(pool, [16, -1]), weights)
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=labels, logits=logits))
     train_op = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step)

@@ -24,6 +24,10 @@ CASES = {
     "positional arguments whose place TF2 changed become keywords": (
         "import tensorflow as tf\ni = tf.argmax(x, 1, 'best')\n",
         "import tensorflow as tf\ni = tf.argmax(x, 1, name='best')\n"),
+    "a positional argument made a keyword by its TF2 name": (
+        "import tensorflow as tf\np = tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], 'SAME')\n",
+        "import tensorflow as tf\np = tf.nn.max_pool2d(input=x, ksize=[1, 3, 3, 1], "
+        "strides=[1, 2, 2, 1], padding='SAME')\n"),
     "TF2's function lacks an argument of TF1's: the TF1 function": (
         "import tensorflow as tf\ny = tf.image.resize_images(x, [4, 4])\n",
         "import tensorflow as tf\ny = tf.compat.v1.image.resize_images(x, [4, 4])\n"),

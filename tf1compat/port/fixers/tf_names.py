@@ -160,7 +160,8 @@ def _with_tf2_arguments(call, home):
         keyword = None
         if arg.keyword is None:
             if position < len(home.reorder) and home.reorder[position]:
-                keyword = home.reorder[position]
+                # TF1's name for the place, then its TF2 name (max_pool's value -> input)
+                keyword = home.keywords.get(home.reorder[position], home.reorder[position])
             position += 1
         elif arg.keyword.value in home.keywords:
             keyword = home.keywords[arg.keyword.value]
