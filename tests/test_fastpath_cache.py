@@ -270,6 +270,23 @@ def test_a_corrupt_record_raises_data_loss_naming_the_file(image_files, damaged)
     assert len(ids_of(delivered[None])) == (COUNTS[0] // 4 * 4 if damaged else 0)
 
 
+@pytest.mark.parametrize("cache", [None, False], ids=["cached", "uncached"])
+def test_the_decode_is_traced_once(image_files, cache):
+    """Building a fast path calls the decode once (its trace in the dataset that runs
+    it), cached or not: the cache's checks read that trace, they make none of their own."""
+    paths, _ = image_files
+    calls = []
+
+    def counted(parsed):
+        calls.append(1)
+        return decode_batch(parsed)
+
+    batches, text = run(fast, paths, num_epochs=2, decode=counted, cache=cache)
+    assert text.startswith("cached: 3 files" if cache is None else "not cached: caching is off")
+    assert len(calls) == 1
+    assert sorted(ids_of(batches)) == sorted(2 * list(range(TOTAL)))
+
+
 # ------------------------------------------------------------ not cached
 
 def test_above_the_budget_is_not_cached_and_said(image_files):

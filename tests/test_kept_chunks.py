@@ -18,7 +18,6 @@ pytestmark = pytest.mark.tf
 COUNTS = {"a": 600, "b": 300}   # records per file: chunks of 256, 256, 88 and 256, 44
 ROW_BYTES = 16                   # an int64 id and a float64 time
 CHUNK = 256
-SPECS = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([None], tf.float64)]
 EPOCHS = [["a", "b"], ["b", "a"], ["a", "b"]]
 
 
@@ -46,7 +45,7 @@ def stored(paths, names, budget, parallel=1):
     """The dataset of the chunks the store gives for ``names`` (a dataset), read
     ``parallel`` names at once."""
     def iteration():
-        store = KeptChunks(sorted(paths), read_with_time, SPECS, budget)
+        store = KeptChunks(sorted(paths), read_with_time, budget)
         if parallel == 1:
             return names.flat_map(store.chunks)
         return names.interleave(store.chunks, cycle_length=parallel,

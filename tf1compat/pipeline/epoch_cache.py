@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tf1compat._tf import tf
+from tf1compat._tf import tf, v1
 from tf1compat._typing import Dataset, Tensor
 from tf1compat.errors import CorruptRecordError
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
@@ -44,18 +44,6 @@ __all__ = ["EpochCache", "plan_epoch_cache"]
 _SAMPLE = 256          # records of the first file whose sizes give the estimate
 
 
-def _traced(function: ParseChunk, chunk_spec: Any) -> tuple[Any, list[str]]:
-    """``(its output spec, types of its ops that may vary)`` of ``function`` traced for
-    ``chunk_spec`` in a function graph of its own (the caller's graph gets no op). The
-    datasets trace it again where they call it: there it is part of their map
-    function, whose loops TensorFlow runs faster than a called function's."""
-    graph = tf.function(function, autograph=False).get_concrete_function(chunk_spec).graph
-    varying = varying_op_types(graph)
-    output_spec = tf.nest.map_structure(lambda t: tf.TensorSpec(t.shape, t.dtype),
-                                        graph.structured_outputs)
-    return output_spec, varying
-
-
 def _estimate(reading: ReaderSpec, files: Sequence[str | bytes], specs: Sequence[Any]) -> int:
     """Bytes the rows of ``files`` will hold
     (:func:`~tf1compat.pipeline.kept_chunks.estimated_bytes`), from the first file's
@@ -69,44 +57,72 @@ def _estimate(reading: ReaderSpec, files: Sequence[str | bytes], specs: Sequence
 
 class EpochCache:
     """The rows of ``files`` parsed by ``parse_chunk`` from the chunks of records
-    ``file_chunks(name)`` gives (``output_spec`` is what ``parse_chunk`` gives), held
-    within ``budget`` bytes; ``estimate`` is what they were expected to hold."""
+    ``file_chunks(name)`` gives, held within ``budget`` bytes. :meth:`chunks` builds
+    the dataset (tracing ``parse_chunk`` once, where the dataset calls it) or says why
+    the rows are not kept after all; ``estimate`` is then what they are expected to
+    hold."""
 
-    def __init__(self, files: Sequence[str | bytes], file_chunks: FileChunks,
-                 parse_chunk: ParseChunk, budget: int, output_spec: Any, estimate: int) -> None:
-        self.files, self.file_chunks, self.parse_chunk = files, file_chunks, parse_chunk
-        self.budget, self.output_spec, self.estimate = budget, output_spec, estimate
+    def __init__(self, files: Sequence[str | bytes], reading: ReaderSpec,
+                 file_chunks: FileChunks, parse_chunk: ParseChunk, budget: int) -> None:
+        self.files, self.reading = files, reading
+        self.file_chunks, self.parse_chunk, self.budget = file_chunks, parse_chunk, budget
+        self.estimate = 0
 
     def text(self) -> str:
         count = f"{len(self.files)} file{'s' if len(self.files) != 1 else ''}"
         return (f"cached: {count} read once into memory, about {size_text(self.estimate)} "
                 f"of a {size_text(self.budget)} budget")
 
-    def _parsed(self, filename: Tensor, threads: int) -> Dataset:
-        """A file's parsed chunks, as flat tuples of columns."""
+    def _parsed(self, filename: Tensor, threads: int, traced: dict[str, Any]) -> Dataset:
+        """A file's parsed chunks, as flat tuples of columns; ``traced`` gets the
+        parse's structure and the graph of the map function it is traced in."""
         parse_chunk = self.parse_chunk
 
         @tf.autograph.experimental.do_not_convert
         def flat(chunk: Any) -> tuple[Tensor, ...]:
-            return tuple(tf.nest.flatten(parse_chunk(chunk)))
+            parsed = parse_chunk(chunk)
+            traced["graph"] = v1.get_default_graph()
+            traced["structure"] = tf.nest.map_structure(
+                lambda t: tf.TensorSpec(t.shape, t.dtype), parsed)
+            return tuple(tf.nest.flatten(parsed))
         return self.file_chunks(filename).map(flat, num_parallel_calls=threads,
                                               deterministic=True)
 
-    def chunks(self, names: Dataset, parallel_files: int, threads: int) -> Dataset:
-        """Parsed chunks (as ``parse_chunk`` gives them) of the files named by ``names``
-        (a dataset), ``parallel_files`` at once interleaved chunk by chunk: each file's
-        first reading keeps its chunks as they stream, later readings give them (or
-        read and parse the file again when it did not fit the budget)."""
-        structure = self.output_spec
-        specs = tf.nest.flatten(structure)
+    def _not_kept(self, traced: dict[str, Any]) -> str | None:
+        """Why the traced parse's rows are not kept (they may vary, or pass the
+        budget), or None; sets ``estimate``."""
+        varying = varying_op_types(traced["graph"])
+        if varying:
+            return (f"the parse may give other values every epoch (stateful "
+                    f"{', '.join(varying)})")
+        try:
+            self.estimate = _estimate(self.reading, self.files,
+                                      tf.nest.flatten(traced["structure"]))
+        except (CorruptRecordError, OSError) as e:   # the fast path raises it when it runs
+            return f"its size cannot be estimated ({e})"
+        if self.estimate > self.budget:
+            return (f"about {size_text(self.estimate)} to keep, above the "
+                    f"{size_text(self.budget)} budget")
+        return None
+
+    def chunks(self, names: Dataset, parallel_files: int,
+               threads: int) -> tuple[Dataset | None, str | None]:
+        """``(dataset, None)``: the parsed chunks (as ``parse_chunk`` gives them) of the
+        files named by ``names`` (a dataset), ``parallel_files`` at once interleaved
+        chunk by chunk: each file's first reading keeps its chunks as they stream,
+        later readings give them (or read and parse the file again when it did not
+        fit the budget). ``(None, why not)`` when the parse, traced there, may vary
+        or its rows are estimated above the budget (the dataset is then left unused)."""
+        traced: dict[str, Any] = {}
 
         @tf.autograph.experimental.do_not_convert
         def unflattened(*columns: Tensor) -> Any:
-            return tf.nest.pack_sequence_as(structure, list(columns))
+            return tf.nest.pack_sequence_as(traced["structure"], list(columns))
 
         def iteration() -> Dataset:
-            store = KeptChunks(self.files, lambda filename: self._parsed(filename, threads),
-                               specs, self.budget)
+            store = KeptChunks(self.files,
+                               lambda filename: self._parsed(filename, threads, traced),
+                               self.budget)
 
             @tf.autograph.experimental.do_not_convert
             def per_file(filename: Tensor) -> Dataset:
@@ -116,15 +132,17 @@ class EpochCache:
                 return names.flat_map(per_file)
             return names.interleave(per_file, cycle_length=parallel_files,
                                     num_parallel_calls=parallel_files, deterministic=True)
-        return per_iteration(iteration)
+        dataset = per_iteration(iteration)
+        why = self._not_kept(traced)
+        return (None, why) if why else (dataset, None)
 
 
 def plan_epoch_cache(files: Sequence[str | bytes] | None, num_epochs: int | None, budget: int,
-                     reading: ReaderSpec, file_chunks: FileChunks, chunk_spec: Any,
+                     reading: ReaderSpec, file_chunks: FileChunks,
                      parse_chunk: ParseChunk) -> tuple[EpochCache | None, str | None]:
     """``(EpochCache, None)`` for a fast path reading ``files`` (None: unknown) for
-    ``num_epochs`` with ``reading`` (a ReaderSpec) in chunks of ``chunk_spec``, or
-    ``(None, why not)``."""
+    ``num_epochs`` with ``reading`` (a ReaderSpec), or ``(None, why not)``; what the
+    parse gives is checked when :meth:`EpochCache.chunks` traces it."""
     if not budget:
         return None, f"caching is off ({BUDGET_VARIABLE}=off or cache=False)"
     if files is None:
@@ -132,15 +150,4 @@ def plan_epoch_cache(files: Sequence[str | bytes] | None, num_epochs: int | None
                       "string_input_producer of a list of files)")
     if num_epochs == 1:
         return None, "the files are read once (1 epoch)"
-    output_spec, varying = _traced(parse_chunk, chunk_spec)
-    if varying:
-        return None, (f"the parse may give other values every epoch (stateful "
-                      f"{', '.join(varying)})")
-    try:
-        estimate = _estimate(reading, files, tf.nest.flatten(output_spec))
-    except (CorruptRecordError, OSError) as e:   # the fast path raises it when it runs
-        return None, f"its size cannot be estimated ({e})"
-    if estimate > budget:
-        return None, (f"about {size_text(estimate)} to keep, above the "
-                      f"{size_text(budget)} budget")
-    return EpochCache(files, file_chunks, parse_chunk, budget, output_spec, estimate), None
+    return EpochCache(files, reading, file_chunks, parse_chunk, budget), None

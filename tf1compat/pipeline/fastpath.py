@@ -110,10 +110,6 @@ def _file_chunks(reading: ReaderSpec, chunk_size: int) -> Callable[[Tensor], Dat
     return file_chunks
 
 
-_CHUNK_SPEC = {"records": tf.TensorSpec([None], tf.string), "file": tf.TensorSpec([], tf.string),
-               "start": tf.TensorSpec([], tf.int64)}
-
-
 def _record_chunks(filename_queue: Queue | Tensor, reading: ReaderSpec, chunk_size: int,
                    parallel_files: int = 1) -> Dataset:
     """Dataset of the chunks of :func:`_file_chunks` of the files of ``filename_queue``
@@ -224,20 +220,22 @@ def build_batches(api: str, filename_queue: Queue | Tensor, batch_size: int, par
 
     epoch_cache, not_cached = plan_epoch_cache(
         files, queue_epochs(filename_queue), budget, reading,
-        _file_chunks(reading, records_per_read), _CHUNK_SPEC, parse_chunk)
+        _file_chunks(reading, records_per_read), parse_chunk)
     shuffled = (min_after_dequeue or 0) + batch_size    # with shuffle (it needs the count)
     with tf.name_scope(name or "record_batches"):
-        if epoch_cache is None:
+        parsed = None
+        if epoch_cache is not None:   # the rows of each file, parsed once (the same rows)
+            parsed, not_cached = epoch_cache.chunks(_file_names(filename_queue), len(readers),
+                                                    num_threads)
+        if parsed is None:
+            epoch_cache = None
             chunks = _record_chunks(filename_queue, reading, records_per_read, len(readers))
             if shuffle:
                 chunks = chunks.map(reading.per_record).unbatch() \
                     .shuffle(shuffled, seed=seed).batch(records_per_read)
             parsed = chunks.map(parse_chunk, num_parallel_calls=num_threads)
-        else:   # the rows of each file, parsed once (the same rows, in the same order)
-            parsed = epoch_cache.chunks(_file_names(filename_queue), len(readers), num_threads)
-            if shuffle:
-                parsed = parsed.unbatch().shuffle(shuffled, seed=seed) \
-                    .batch(records_per_read)
+        elif shuffle:
+            parsed = parsed.unbatch().shuffle(shuffled, seed=seed).batch(records_per_read)
         batches = parsed.rebatch(batch_size, drop_remainder=not allow_smaller_final_batch) \
             .prefetch(max(2, math.ceil(capacity / batch_size)))
         iterator = v1.data.make_initializable_iterator(batches)

@@ -64,25 +64,25 @@ def _table():
 
 class KeptChunks:
     """The chunks of ``files`` (file names), each read by ``file_chunks(filename)``
-    (flat tuples of columns of ``specs``, chunk specs ``[None, ...]``; no chunk is
-    empty), kept within ``budget`` bytes. Made inside a dataset function
-    (:func:`per_iteration`). A name outside ``files`` fails (:data:`MISSING_FILE`)."""
+    (flat tuples of columns, chunk shapes ``[None, ...]``; no chunk is empty), kept
+    within ``budget`` bytes. Made inside a dataset function (:func:`per_iteration`),
+    which traces ``file_chunks`` once; ``chunk_spec`` is then its chunks' spec. A name
+    outside ``files`` fails (:data:`MISSING_FILE`)."""
 
-    def __init__(self, files, file_chunks, specs, budget):
+    def __init__(self, files, file_chunks, budget):
         self.files = tf.constant(files)
         self.status, self.held = _table(), _table()   # by file position
         self.everyone = tf.range(len(files), dtype=tf.int64)
-        self.chunk_spec = tuple(specs)
-        end = tuple(tf.zeros([0, *(size or 0 for size in spec.shape[1:])], spec.dtype)
-                    for spec in specs)   # an empty chunk marks the end of a file
+        self.chunk_spec = None
 
         @tf.autograph.experimental.do_not_convert
         def datasets(index):
             """A file's chunks as read, and as kept: cut where the budget is passed,
             else up to the empty chunk after its last one."""
             read = file_chunks(self.files[index])
-            kept = read.concatenate(tf.data.Dataset.from_tensors(end)).take_while(
-                self._fits(index, budget)).cache()
+            self.chunk_spec = read.element_spec
+            kept = read.concatenate(tf.data.Dataset.from_tensors(_end(self.chunk_spec))) \
+                .take_while(self._fits(index, budget)).cache()
             return (tf.data.experimental.to_variant(read),
                     tf.data.experimental.to_variant(kept))
         variant = tf.TensorSpec([], tf.variant)
@@ -155,18 +155,21 @@ class KeptChunks:
 
 class KeptWhole:
     """The chunks of ``files`` (file names), each read by ``file_chunks(filename)``
-    (as for :class:`KeptChunks`), each file kept whole as its first reading streams,
-    its bytes not counted: for rows estimated well within the budget, and files never
-    read by two readings at once (one reader). Made inside a dataset function
-    (:func:`per_iteration`). A name outside ``files`` fails (:data:`MISSING_FILE`)."""
+    (as for :class:`KeptChunks`, ``chunk_spec`` too), each file kept whole as its
+    first reading streams, its bytes not counted: for rows estimated well within the
+    budget, and files never read by two readings at once (one reader). Made inside a
+    dataset function (:func:`per_iteration`). A name outside ``files`` fails
+    (:data:`MISSING_FILE`)."""
 
-    def __init__(self, files, file_chunks, specs):
+    def __init__(self, files, file_chunks):
         self.files = tf.constant(files)
-        self.chunk_spec = tuple(specs)
+        self.chunk_spec = None
 
         @tf.autograph.experimental.do_not_convert
         def kept(index):
-            return tf.data.experimental.to_variant(file_chunks(self.files[index]).cache())
+            read = file_chunks(self.files[index])
+            self.chunk_spec = read.element_spec
+            return tf.data.experimental.to_variant(read.cache())
         self.kept = tf.map_fn(kept, tf.range(len(files), dtype=tf.int64),
                               fn_output_signature=tf.TensorSpec([], tf.variant))
 
@@ -176,6 +179,14 @@ class KeptWhole:
         chunks = tf.data.experimental.from_variant(
             tf.gather(self.kept, _file_index(self.files, filename)), self.chunk_spec)
         return _tagged(chunks, extra)
+
+
+def _end(spec):
+    """An empty chunk of ``spec`` (chunk shapes ``[None, ...]``): it marks the end of a
+    file among its kept chunks."""
+    return tf.nest.map_structure(
+        lambda column: tf.zeros([0, *(size or 0 for size in column.shape[1:])], column.dtype),
+        spec)
 
 
 def _file_index(files, filename):

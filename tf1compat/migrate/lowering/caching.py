@@ -216,10 +216,9 @@ class FileCache:
     def new_store(self):
         """A store for one iteration (inside a dataset function)."""
         file_chunks = tf.autograph.experimental.do_not_convert(self._file_chunks)
-        specs = [tf.TensorSpec([None, *spec.shape], spec.dtype) for spec in self.specs]
         if self.whole:
-            return KeptWhole(self.files, file_chunks, specs)
-        return KeptChunks(self.files, file_chunks, specs, self.budget)
+            return KeptWhole(self.files, file_chunks)
+        return KeptChunks(self.files, file_chunks, self.budget)
 
 
 class CachedRead(Step):
