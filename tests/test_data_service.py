@@ -92,6 +92,14 @@ def cluster(cluster_servers):
 
 
 @pytest.fixture(scope="module")
+def lonely_dispatcher(request):
+    """A dispatcher without workers, shared by the module's tests (a read there stalls)."""
+    dispatcher = Server("dispatcher", "--port", "0")
+    request.addfinalizer(dispatcher.stop)
+    return dispatcher
+
+
+@pytest.fixture(scope="module")
 def records(tmp_path_factory):
     """Four TFRecord files of 30 examples: an id and 12 random bytes each."""
     folder = tmp_path_factory.mktemp("records")
@@ -395,7 +403,7 @@ def test_worker_killed_mid_epoch_and_restarted_epoch_completes(cluster_servers, 
     """TensorFlow's guarantee for dynamic sharding: a worker killed mid-epoch (SIGKILL)
     and restarted on its address registers again; the reader, which waited for it,
     finishes the epoch: no example twice (at most once), each with its local values.
-    (Runs last: it replaces one of the module's workers.)"""
+    (It replaces one of the module's workers.)"""
     import tf1compat as tc
     service, _, workers = cluster_servers
     fetches = classic_pipeline(records, num_epochs=1, batch_size=4)
@@ -426,65 +434,6 @@ SLOW_PROGRAM = PROGRAM.replace(
     "seen.extend(zip(batch_ids.tolist(), map(bytes, batch_images)))\n"
     "            print('read', len(seen), flush=True)\n"
     "            __import__('time').sleep(0.2)").replace("num_epochs=2", "num_epochs=50")
-
-
-def test_a_server_gone_for_good_ends_the_read_within_the_bound(request, records, tmp_path):
-    """A worker killed (SIGKILL) mid-epoch and never restarted: TensorFlow's client
-    would wait for its task (more than 6 minutes measured); with a bound of 5 s the
-    iteration raises, naming the dispatcher, the wait and the worker to restart. Then
-    an unmodified program reading on the same cluster whose dispatcher is killed
-    mid-run ends with one line and exit 2, saying to restart the dispatcher. A cluster
-    of its own: the module's stays whole."""
-    import tensorflow as tf
-
-    import tf1compat as tc
-    from tf1compat.migrate.service import stalled_error
-    service, dispatcher, workers = start_cluster(request)
-    fetches = classic_pipeline(records, num_epochs=2, batch_size=4)
-    read = 0
-    with pytest.raises(tf.errors.UnknownError) as e:
-        for index, _ in enumerate(tc.to_tf_data(fetches, service=service, service_timeout=5)):
-            read += 1
-            time.sleep(0.1)                # a slow reader: the epoch is still running
-            if index == 3:
-                workers[1].process.kill()
-                workers[1].process.wait()
-                killed = time.monotonic()
-    assert time.monotonic() - killed < 60           # hang guard: the bound is 5 s
-    stalled = stalled_error(e.value)
-    port = service.rsplit(":", 1)[1]
-    assert str(stalled) == (
-        f"no element from the tf.data service at {service} in 5 s: the dispatcher answers, "
-        "so a worker holding part of this job is gone; restart it on its address "
-        f"(`tf1compat data-service worker --dispatcher HOST:{port} --port PORT`), or give "
-        "a slow pipeline a longer bound (service_timeout=, --data-service-timeout)")
-    assert str(stalled) in str(e.value) and isinstance(stalled, tc.DataServiceError)
-    assert stalled.address == service and stalled.timeout == 5 and read >= 4
-
-    program = tmp_path / "program.py"
-    program.write_text(SLOW_PROGRAM)
-    run = subprocess.Popen(
-        [sys.executable, "-m", "tf1compat", "run", "--tf-data", "--data-service", service,
-         "--data-service-timeout", "5", str(program), *records],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_ENV)
-    request.addfinalizer(run.kill)
-    first = run.stdout.readline()
-    assert first.startswith("read "), run.stderr.read()[-3000:]
-    dispatcher.process.kill()
-    dispatcher.process.wait()
-    killed = time.monotonic()
-    out, err = run.communicate(timeout=120)
-    assert time.monotonic() - killed < 60           # hang guard: the bound is 5 s
-    assert run.returncode == 2, err[-3000:]
-    assert err.strip().splitlines()[-1] == (
-        f"tf1compat run: error: no element from the tf.data service at {service} in 5 s: "
-        "the dispatcher stopped answering; restart it (`tf1compat "
-        f"data-service dispatcher --port {port} --work-dir DIR`: with the same DIR it "
-        "carries on its jobs) and run again")
-    assert "end of data" not in out
-    # a worker whose dispatcher is gone outlasts SIGTERM (the finalizer's stop waited 20 s
-    # for it before its kill): this cluster is done with
-    workers[0].stop(signal.SIGKILL)
 
 
 # An unmodified program that reads its files in a `multiprocessing` child started with
@@ -530,8 +479,8 @@ if __name__ == "__main__":
 
 
 @pytest.mark.timeout(600)
-def test_a_spawned_child_reads_from_the_service_as_its_parent_does(request, cluster, records,
-                                                                     tmp_path):
+def test_a_spawned_child_reads_from_the_service_as_its_parent_does(
+        cluster, lonely_dispatcher, records, tmp_path):
     """Under `run --tf-data --data-service`, a spawned child gets the run's settings
     whole: it reads the examples its parent reads, and it reads them from the service,
     bounded as its parent is (with a dispatcher that has no worker, both wait the
@@ -544,7 +493,7 @@ def test_a_spawned_child_reads_from_the_service_as_its_parent_does(request, clus
     ids = sorted(range(120))
     assert served.stdout.splitlines() == [f"child {ids}", f"parent {ids}"]
 
-    lonely, _, _ = start_cluster(request, workers=0)
+    lonely = f"grpc://127.0.0.1:{lonely_dispatcher.port}"
     stalled = run_cli("run", "--tf-data", "--data-service", lonely, "--data-service-timeout",
                       "3", str(program), *records, timeout=500)
     port = lonely.rsplit(":", 1)[1]
@@ -632,13 +581,13 @@ def test_a_workers_address_given_as_the_dispatcher_is_named(cluster_servers, rec
         tc.to_tf_data(classic_pipeline(records, num_epochs=1), service=wrong)
 
 
-def test_a_dispatcher_without_workers_is_named_when_the_read_stalls(request, records):
+def test_a_dispatcher_without_workers_is_named_when_the_read_stalls(lonely_dispatcher,
+                                                                     records):
     import tensorflow as tf
 
     import tf1compat as tc
     from tf1compat.migrate.service import stalled_error
-    dispatcher = Server("dispatcher", "--port", "0")
-    request.addfinalizer(dispatcher.stop)
+    dispatcher = lonely_dispatcher
     service = f"grpc://127.0.0.1:{dispatcher.port}"
     started = time.monotonic()
     with pytest.raises(tf.errors.UnknownError) as e:
@@ -652,11 +601,14 @@ def test_a_dispatcher_without_workers_is_named_when_the_read_stalls(request, rec
         f"HOST:{dispatcher.port}`)")
 
 
-def test_a_dispatcher_that_stops_answering_mid_epoch_ends_the_run(request, records, tmp_path):
+def test_a_dispatcher_that_stops_answering_mid_epoch_ends_the_run(request, cluster_servers,
+                                                                    records, tmp_path):
     """SIGSTOP, not a kill: the connection stays open and nothing answers. With
     --data-service-timeout 5 the run ends with one line and exit 2 (it waited 40 s and
-    more: the read's close blocked in TensorFlow's client, and then Python's exit)."""
-    service, dispatcher, _ = start_cluster(request, workers=1)
+    more: the read's close blocked in TensorFlow's client, and then Python's exit). On
+    the module's cluster, its dispatcher continued (SIGCONT) after the test: the last
+    but one of the module's tests."""
+    service, dispatcher, _ = cluster_servers
     program = tmp_path / "program.py"
     program.write_text(SLOW_PROGRAM)
     run = subprocess.Popen(
@@ -679,3 +631,63 @@ def test_a_dispatcher_that_stops_answering_mid_epoch_ends_the_run(request, recor
         f"--port {port} --work-dir DIR`: with the same DIR it carries on its jobs) and run "
         "again")
     assert "Traceback" not in err and "end of data" not in out
+
+
+def test_a_server_gone_for_good_ends_the_read_within_the_bound(request, cluster_servers,
+                                                                records, tmp_path):
+    """A worker killed (SIGKILL) mid-epoch and never restarted: TensorFlow's client
+    would wait for its task (more than 6 minutes measured); with a bound of 5 s the
+    iteration raises, naming the dispatcher, the wait and the worker to restart. Then
+    an unmodified program reading on the same cluster whose dispatcher is killed
+    mid-run ends with one line and exit 2, saying to restart the dispatcher. On the
+    module's cluster, whose servers it kills: the module's last test."""
+    import tensorflow as tf
+
+    import tf1compat as tc
+    from tf1compat.migrate.service import stalled_error
+    service, dispatcher, workers = cluster_servers
+    fetches = classic_pipeline(records, num_epochs=2, batch_size=4)
+    read = 0
+    with pytest.raises(tf.errors.UnknownError) as e:
+        for index, _ in enumerate(tc.to_tf_data(fetches, service=service, service_timeout=5)):
+            read += 1
+            time.sleep(0.1)                # a slow reader: the epoch is still running
+            if index == 3:
+                workers[1].process.kill()
+                workers[1].process.wait()
+                killed = time.monotonic()
+    assert time.monotonic() - killed < 60           # hang guard: the bound is 5 s
+    stalled = stalled_error(e.value)
+    port = service.rsplit(":", 1)[1]
+    assert str(stalled) == (
+        f"no element from the tf.data service at {service} in 5 s: the dispatcher answers, "
+        "so a worker holding part of this job is gone; restart it on its address "
+        f"(`tf1compat data-service worker --dispatcher HOST:{port} --port PORT`), or give "
+        "a slow pipeline a longer bound (service_timeout=, --data-service-timeout)")
+    assert str(stalled) in str(e.value) and isinstance(stalled, tc.DataServiceError)
+    assert stalled.address == service and stalled.timeout == 5 and read >= 4
+
+    program = tmp_path / "program.py"
+    program.write_text(SLOW_PROGRAM)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tf1compat", "run", "--tf-data", "--data-service", service,
+         "--data-service-timeout", "5", str(program), *records],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_ENV)
+    request.addfinalizer(run.kill)
+    first = run.stdout.readline()
+    assert first.startswith("read "), run.stderr.read()[-3000:]
+    dispatcher.process.kill()
+    dispatcher.process.wait()
+    killed = time.monotonic()
+    out, err = run.communicate(timeout=120)
+    assert time.monotonic() - killed < 60           # hang guard: the bound is 5 s
+    assert run.returncode == 2, err[-3000:]
+    assert err.strip().splitlines()[-1] == (
+        f"tf1compat run: error: no element from the tf.data service at {service} in 5 s: "
+        "the dispatcher stopped answering; restart it (`tf1compat "
+        f"data-service dispatcher --port {port} --work-dir DIR`: with the same DIR it "
+        "carries on its jobs) and run again")
+    assert "end of data" not in out
+    # a worker whose dispatcher is gone outlasts SIGTERM (the finalizer's stop waited 20 s
+    # for it before its kill): the module's cluster is done with
+    workers[0].stop(signal.SIGKILL)
