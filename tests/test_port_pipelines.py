@@ -416,6 +416,60 @@ def test_supervisor_with_a_train_and_a_test_pipeline(tmp_path, rng, monkeypatch,
     assert_same_run(program, tmp_path / "out" / "train.py", cwd=src)
 
 
+SUPERVISOR_SUMMARIES = '''\
+"""slim.learning.train's way: a Supervisor whose summary thread writes a histogram of
+each batch, started before the main thread's first training step."""
+import tensorflow as tf
+
+
+def main(_):
+    filename_queue = tf.train.string_input_producer(tf.gfile.Glob("train/*.tfrecord"))
+    reader = tf.TFRecordReader()
+    _, serialized = reader.read(filename_queue)
+    features = tf.parse_single_example(serialized, features={
+        "image": tf.FixedLenFeature([], tf.string),
+        "label": tf.FixedLenFeature([], tf.int64)})
+    image = tf.cast(tf.decode_raw(features["image"], tf.uint8), tf.float32) / 255.0
+    image.set_shape([48])
+    images, labels = tf.train.shuffle_batch(
+        [image, tf.cast(features["label"], tf.int32)], batch_size=5, capacity=40,
+        min_after_dequeue=20)
+    tf.summary.histogram("images", images)
+    weights = tf.get_variable("weights", [48, 10], initializer=tf.zeros_initializer())
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, tf.matmul(images, weights))
+    step = tf.train.get_or_create_global_step()
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    supervisor = tf.train.Supervisor(logdir="logs", summary_op=tf.summary.merge_all(),
+                                     save_summaries_secs=600, save_model_secs=0)
+    with supervisor.managed_session() as sess:
+        for _ in range(4):
+            sess.run(train)
+        print("trained %d steps" % sess.run(step))
+
+
+if __name__ == "__main__":
+    tf.app.run()
+'''
+
+
+@pytest.mark.timeout(600)
+def test_a_summary_thread_reading_the_batch_ends_with_the_program(tmp_path, rng, monkeypatch,
+                                                                   capsys):
+    """The Supervisor's summary thread read the batch before any runner was started:
+    port waited for it forever (run mode's Coordinator joins without a time limit)."""
+    src = tmp_path / "src"
+    program = write_program(src, "train.py", SUPERVISOR_SUMMARIES)
+    write_tfrecords(src / "train", rng)
+    monkeypatch.chdir(src)
+    assert port(program, tmp_path / "out") == 0
+    out = capsys.readouterr().out
+    assert "train.py:15: tf.train.shuffle_batch -> tf.data: 3 files, repeated forever" in out
+    assert "verify: 1 of 1 pipeline(s) feed the same data" in out
+    shutil.rmtree(src / "logs")
+    assert assert_same_run(program, tmp_path / "out" / "train.py", cwd=src) == \
+        "trained 4 steps\n"
+
+
 ONE_AT_A_TIME = '''\
 """Reads single examples, no batching call: each sess.run takes the next one."""
 import tensorflow as tf

@@ -73,6 +73,7 @@ class Watcher:
         self.files = frozenset(os.path.realpath(f) for f in files)
         self.calls = []
         self.stopped = None       # (program frames of the sess.run, its fetches)
+        self.stopping = threading.Event()   # set when the main thread is stopped
         self.runners_allowed = False
 
     def program_stack(self, summary):
@@ -100,12 +101,19 @@ class Watcher:
         watcher = self
 
         def run(session, fetches, feed_dict=None, *args, **kwargs):
-            if watcher.stopped is None and watcher.runners_allowed is False:
+            if watcher.runners_allowed is False:
                 elements = queue_runtime.graph_elements(session.graph, (fetches, feed_dict))
                 ops = ancestors(elements, lambda op: op.type in _QUEUE_READS)
                 if any(op.type in _QUEUE_READS for op in ops):
-                    watcher.stopped = (watcher.program_stack(_caller_stack()),
-                                       queue_runtime.graph_elements(session.graph, fetches))
+                    # Another thread's read (a Supervisor's summary thread, whose
+                    # summaries read the batch) would wait forever on a queue no runner
+                    # fills: it ends too, once the main thread's read stopped the program.
+                    if not _in_main_thread():
+                        watcher.stopping.wait()
+                    elif watcher.stopped is None:
+                        watcher.stopped = (watcher.program_stack(_caller_stack()),
+                                           queue_runtime.graph_elements(session.graph, fetches))
+                        watcher.stopping.set()
                     raise ProgramStopped()
             return original(session, fetches, feed_dict, *args, **kwargs)
         return run
@@ -211,6 +219,14 @@ class Watcher:
 
 def _is_queue_read(op):
     return op.type in _QUEUE_READS
+
+
+def _in_main_thread():
+    """Whether this is the program's main thread (or run mode's step thread running
+    its ``sess.run``)."""
+    current = threading.current_thread()
+    return current is threading.main_thread() or \
+        current.name.startswith("tf1compat-session-step")
 
 
 def _caller_stack():
