@@ -198,6 +198,10 @@ def _mnist_files(folder):
     # tf.train.batch, batch_norm (Keras 2), gradient clipping, slim.learning.train
     ("slim_records.py", ("tf-keras", "tf-slim"),
      ("tf1_legacy/__init__.py", "tf1_legacy/tf_slim_repair.py")),
+    # tf.contrib.framework's arg_scope and add_arg_scope bound to names, as slim's
+    # NASNet does (arg_scope was ported to a module of tf-slim's of that name)
+    ("arg_scope_cells.py", ("tf-slim",),
+     ("tf1_legacy/__init__.py", "tf1_legacy/tf_slim_repair.py")),
 ])
 def test_corpus_like_programs_port_and_run_without_tf1compat_as_under_run_mode(
         tmp_path, monkeypatch, example, requirements, support):

@@ -92,6 +92,9 @@ PAIRS = {
         Contrib, "import tensorflow as tf\ninit = tf.contrib.layers.xavier_initializer()\n",
         "import tensorflow as tf\nimport tf_slim.layers\n\n"
         "init = tf_slim.layers.xavier_initializer()\n"),
+    "contrib: a base's public name, not a module it imported under that name": (
+        Contrib, "import tensorflow as tf\narg_scope = tf.contrib.framework.arg_scope\n",
+        "import tensorflow as tf\nimport tf_slim\n\narg_scope = tf_slim.arg_scope\n"),
     "contrib: TensorFlow's own rename": (
         Contrib,
         "import tensorflow as tf\nr = tf.contrib.cluster_resolver.TPUClusterResolver()\n",

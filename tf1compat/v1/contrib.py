@@ -18,7 +18,7 @@ from tf1compat.v1 import tf1_rules, tutorials
 from tf1compat.v1.contrib_table import CONTRIB, unknown_contrib_message
 from tf1compat.v1.proxy import ProxyModule, tf1_name, unsupported, unsupported_module
 
-__all__ = ["build_contrib"]
+__all__ = ["build_contrib", "public_names"]
 
 
 def _referenced(reference):
@@ -46,8 +46,10 @@ def _with_keras2(reference, placeholder):
         return placeholder
 
 
-def _public_names(module):
-    """What ``from module import *`` would give."""
+def public_names(module):
+    """What ``from module import *`` would give: the names a contrib module takes
+    from its base ``module`` (``tf_slim.ops.variables``' ``arg_scope``, the module it
+    imported, is not one)."""
     names = getattr(module, "__all__", None)
     return frozenset(names if names is not None else
                      (n for n in dir(module) if not n.startswith("_")))
@@ -59,7 +61,7 @@ def _build_module(name, spec, table):
         return tutorials.build_learn(spec.alternative, spec.constants)
     if spec.maps_to is None:
         return unsupported_module(module_name, spec.alternative, spec.constants)
-    bases = [(base, _public_names(base)) for base in map(_referenced, spec.bases)]
+    bases = [(base, public_names(base)) for base in map(_referenced, spec.bases)]
     placeholders = {n: unsupported(tf1_name(module_name, n), alternative)
                     for n, alternative in spec.unsupported.items()}
     float_dimensions = {}  # tf-slim's layers and variables taking TF 1.x's float dimensions

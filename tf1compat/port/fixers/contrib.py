@@ -23,6 +23,7 @@ import libcst as cst
 from tf1compat.port.fixers._base import Fixer, dotted_source, statement_lines
 from tf1compat.port.fixers.keras2 import TF_KERAS
 from tf1compat.port.tf_upgrade import tf2_has, upgrade_spec
+from tf1compat.v1.contrib import public_names
 from tf1compat.v1.contrib_table import CONTRIB, unknown_contrib_message
 
 __all__ = ["Contrib", "contrib_home", "TF_SLIM"]
@@ -62,10 +63,11 @@ def _resolved(path):
 def _in_base(base_path, name):
     """``base_path.name`` spelled at the top of its package when that is the same object
     (``tf_slim.arg_scope`` for ``tf_slim.ops.arg_scope.arg_scope``), else in full; None
-    when the base has no such name."""
-    value = _resolved(f"{base_path}.{name}")
-    if value is None:
+    when the base does not offer that name (run mode's rule: :func:`public_names`)."""
+    base = _resolved(base_path)
+    if base is None or name not in public_names(base):
         return None
+    value = getattr(base, name)
     top = f"{base_path.split('.')[0]}.{name}"
     return top if top != f"{base_path}.{name}" and _resolved(top) is value else \
         f"{base_path}.{name}"
