@@ -10,6 +10,7 @@ from tf1compat.port.fixers.keras2 import Keras2Names
 from tf1compat.port.fixers.mnist import MnistTutorial
 from tf1compat.port.fixers.numpy1 import NumPy1
 from tf1compat.port.fixers.scipy_misc import ScipyMisc
+from tf1compat.port.fixers.tf_version import CannotJudge, TFVersion, judge
 
 pytestmark = pytest.mark.tf
 
@@ -99,6 +100,30 @@ PAIRS = {
         Contrib,
         "import tensorflow as tf\nr = tf.contrib.cluster_resolver.TPUClusterResolver()\n",
         "import tensorflow as tf\nr = tf.distribute.cluster_resolver.TPUClusterResolver()\n"),
+    # TensorFlow version checks, decided with TF1's version (1.15.5) as run mode shows it
+    "version: pix2pix's refusal of TF 2 goes": (
+        TFVersion, 'import tensorflow as tf\n\ndef main():\n    # TF1 only\n'
+                   '    if tf.__version__.split(\'.\')[0] != "1":\n'
+                   '        raise Exception("Tensorflow version 1 required")\n    run()\n',
+        "import tensorflow as tf\n\ndef main():\n    run()\n"),
+    "version: the branch TF1 takes is kept, its comments too": (
+        TFVersion, "import tensorflow as tf\n# old or new\nif tf.VERSION < '1.4': x = 1\n"
+                   "else:\n    x = 2\n",
+        "import tensorflow as tf\n# old or new\nx = 1\n"),
+    "version: an elif chain, parsed versions": (
+        TFVersion, "import tensorflow as tf\nfrom packaging import version\n"
+                   "if version.parse(tf.__version__) >= version.parse('2.0'):\n    y = 2\n"
+                   "elif tf.version.VERSION.startswith('1.15'):\n    y = 1\nelse:\n    y = 0\n",
+        "import tensorflow as tf\nfrom packaging import version\ny = 1\n"),
+    "version: an assert and a conditional expression": (
+        TFVersion, "import tensorflow as tf\nassert int(tf.__version__[0]) < 2\n"
+                   "def f():\n    return 'a' if tf.__version__ >= '2' else 'b'\n",
+        "import tensorflow as tf\ndef f():\n    return 'b'\n"),
+    "version: a block left empty gets pass": (
+        TFVersion, "import tensorflow as tf\nfor _ in range(2):\n"
+                   "    if tuple(map(int, tf.__version__.split('.')[:2])) > (2, 0):\n"
+                   "        raise SystemExit('too new')\n",
+        "import tensorflow as tf\nfor _ in range(2):\n    pass\n"),
 }
 
 LEFT_ALONE = {
@@ -109,6 +134,11 @@ LEFT_ALONE = {
     "numpy: strings and comments": (NumPy1, "import numpy as np\n# np.int\ns = 'np.float_'\n"),
     "scipy: other scipy modules": (ScipyMisc, "from scipy import ndimage\nndimage.zoom(x, 2)\n"),
     "contrib: a user's own contrib": (Contrib, "contrib = load()\nx = contrib.slim.conv2d\n"),
+    "version: printed or logged": (
+        TFVersion, "import tensorflow as tf\nprint('TF', tf.__version__)\n"
+                   "tf.logging.info('TF %s', tf.VERSION)\n"),
+    "version: a user's own __version__": (
+        TFVersion, "import mylib as tf\nif tf.__version__ < '2':\n    x = 1\n"),
     "graph mode: a program that chooses": (
         GraphMode, "import tensorflow as tf\ntf.enable_eager_execution()\n"),
 }
@@ -132,6 +162,42 @@ def test_running_each_fixer_twice_changes_nothing_more():
     for fixer, before, _ in PAIRS.values():
         once = fix(before, fixers=(fixer,))[0]
         assert fix(once, fixers=(fixer,))[0] == once, before
+
+
+@pytest.mark.parametrize("source, line, name, reason", [
+    ("import tensorflow as tf\nif tf.__version__ == wanted():\n    x = 1\n", 2,
+     "tf.__version__ == wanted()", "version check port cannot judge"),
+    ("import tensorflow as tf\nassert tf.__version__.startswith('2.')\n", 2,
+     "assert tf.__version__.startswith('2.')", "fails with TF1's version 1.15.5 too"),
+    ("import tensorflow as tf\n\nmajor = tf.__version__[0]\n", 3, "tf.__version__",
+     "read outside a check port can judge"),
+    ("import tensorflow as tf\nwhile tf.VERSION < '2':\n    break\n", 2, "tf.VERSION",
+     "read outside a check port can judge"),
+])
+def test_version_checks_port_cannot_judge_are_findings(source, line, name, reason):
+    text, ported = fix(source, fixers=(TFVersion,))
+    [finding] = ported.findings
+    assert text == source and ported.changes == []
+    assert (finding.line, finding.name) == (line, name) and reason in finding.reason
+
+
+def test_version_checks_are_judged_as_python_compares_the_version_run_mode_shows():
+    assert judge("__tf1_version__ < '1.10'") is False          # strings compare as strings
+    assert judge("LooseVersion(__tf1_version__) >= LooseVersion('1.10')") is True
+    assert judge("__tf1_version__.split('.')[1] == '15'") is True
+    for unjudged in ("__tf1_version__ < os.environ['V']",   # reads more than the version
+                     "LooseVersion(__tf1_version__) < LooseVersion('2.0.0rc1')",
+                     "version.parse(__tf1_version__) == version.parse('1.15.5.0')"):
+        with pytest.raises(CannotJudge):   # the version parsers disagree on those
+            judge(unjudged)
+
+
+def test_a_ported_version_check_is_reported_at_its_line():
+    _, ported = fix("import tensorflow as tf\n\nif tf.__version__[0] != '1':\n"
+                    "    raise Exception('TF 1 required')\n", fixers=(TFVersion,))
+    [change] = ported.changes
+    assert (change.line, change.name) == (3, "tf.__version__[0] != '1'")
+    assert change.replacement == "removed (false with TF 1.15.5)"
 
 
 @pytest.mark.parametrize("source, name, reason", [

@@ -46,7 +46,7 @@ def build_tensorflow_module(table, runtime):
         "tensorflow", v1, table=table, fallback=_real_submodule,
         attributes={"Session": runtime.Session,
                     "InteractiveSession": runtime.InteractiveSession,
-                    "__version__": tf1_rules.TF1_VERSION, "VERSION": tf1_rules.TF1_VERSION,
+                    **dict.fromkeys(tf1_rules.VERSION_ATTRIBUTES, tf1_rules.TF1_VERSION),
                     "version": tf1_rules.build_version_module(), **tf1_rules.tf_functions()},
         lazy={"contrib": lambda: contrib.build_contrib(table),
               "examples": tutorials.build_examples})

@@ -13,7 +13,8 @@ scalar strides or sizes. ``tf.zeros``, ``tf.ones`` and ``tf.constant`` already
 take floats on TensorFlow 2. TensorFlow's own modules are not touched.
 
 :data:`TF1_VERSION` is what run mode's ``tf.__version__``, ``tf.VERSION`` and
-``tf.version.VERSION`` say; :func:`build_version_module` keeps the installed
+``tf.version.VERSION`` say (:data:`VERSION_NAMES`; ``tf1compat port`` judges a
+program's version checks by it); :func:`build_version_module` keeps the installed
 release as ``tf.version.TF2_VERSION``.
 """
 
@@ -24,11 +25,15 @@ import numbers
 from tf1compat._tf import tf, v1
 from tf1compat.v1.proxy import ProxyModule, tf1_name
 
-__all__ = ["TF1_VERSION", "TF_FLOAT_DIMENSIONS", "SLIM_FLOAT_DIMENSIONS", "integral_dimensions",
-           "accepting_float_dimensions", "tf_functions", "slim_functions",
-           "build_version_module"]
+__all__ = ["TF1_VERSION", "VERSION_ATTRIBUTES", "VERSION_NAMES", "TF_FLOAT_DIMENSIONS",
+           "SLIM_FLOAT_DIMENSIONS", "integral_dimensions", "accepting_float_dimensions",
+           "tf_functions", "slim_functions", "build_version_module"]
 
 TF1_VERSION = "1.15.5"  # the last TensorFlow 1 release
+# tensorflow's attributes that say TF1_VERSION in run mode, and all its names that do
+VERSION_ATTRIBUTES = ("__version__", "VERSION")
+VERSION_NAMES = frozenset({*(f"tensorflow.{name}" for name in VERSION_ATTRIBUTES),
+                           "tensorflow.version.VERSION"})
 
 # tf.<name> -> its arguments that TF 1.x read as a TensorShape.
 TF_FLOAT_DIMENSIONS = {

@@ -2,7 +2,8 @@
 
 Each is a LibCST codemod (:class:`~tf1compat.port.fixers._base.Fixer`) over one
 file. :data:`FILE_FIXERS` run on every program file, the names other fixers own
-first (``tf.contrib``, ``tensorflow.examples``) so the TF1 names fixer meets only
+first (``tf.contrib``, ``tensorflow.examples``; version checks before any name
+changes) so the TF1 names fixer meets only
 TensorFlow's own; :data:`ENTRY_FIXERS` then run on the entry file, knowing what the
 whole program needs (a requirement another fixer found in any file)."""
 
@@ -14,8 +15,10 @@ from tf1compat.port.fixers.numpy1 import NumPy1
 from tf1compat.port.fixers.scipy_misc import ScipyMisc
 from tf1compat.port.fixers.tf_names import TF2Names
 from tf1compat.port.fixers.tf_slim import TfSlimEntry, TfSlimNames
+from tf1compat.port.fixers.tf_version import TFVersion
 
 __all__ = ["FILE_FIXERS", "ENTRY_FIXERS"]
 
-FILE_FIXERS = (Keras2Names, TfSlimNames, MnistTutorial, Contrib, TF2Names, NumPy1, ScipyMisc)
+FILE_FIXERS = (TFVersion, Keras2Names, TfSlimNames, MnistTutorial, Contrib, TF2Names, NumPy1,
+               ScipyMisc)
 ENTRY_FIXERS = (Keras2Entry, GraphMode, TfSlimEntry)
