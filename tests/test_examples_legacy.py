@@ -1,5 +1,7 @@
 """The classic TF1 programs in examples/legacy/ run unmodified through `tf1compat run`
-(each in its own process), and what they write or print is checked against their input."""
+(each in its own process), and what they write or print is checked against their input;
+the readers among them print the same with their pipelines on tf.data (the default)
+and on TF1's queues (`--queues`)."""
 
 import collections
 import concurrent.futures
@@ -23,13 +25,26 @@ LEGACY = pathlib.Path(__file__).resolve().parent.parent / "examples" / "legacy"
 CIFAR_RECORD = 1 + 32 * 32 * 3
 
 
-def run_legacy(program, *args, cwd):
-    """Run examples/legacy/PROGRAM with ARGS through `python -m tf1compat run`; its stdout."""
-    result = subprocess.run([sys.executable, "-m", "tf1compat", "run", str(LEGACY / program),
-                             *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                            timeout=300)
+def run_legacy(program, *args, cwd, flags=()):
+    """Run examples/legacy/PROGRAM with ARGS through `python -m tf1compat run FLAGS`; the
+    completed process (it exited 0)."""
+    result = subprocess.run([sys.executable, "-m", "tf1compat", "run", *flags,
+                             str(LEGACY / program), *map(str, args)], cwd=cwd,
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
+    return result
+
+
+def on_tf_data(run):
+    """Whether `tf1compat run` said that each of the run's pipelines runs on tf.data
+    (one line each on stderr; at least one)."""
+    said = [line for line in run.stderr.splitlines() if line.startswith("tf1compat run: ")]
+    return bool(said) and all(" runs on tf.data" in line for line in said)
+
+
+def said_nothing(run):
+    """Whether `tf1compat run` said nothing about the run's pipelines (``--queues``)."""
+    return not any(line.startswith("tf1compat run: ") for line in run.stderr.splitlines())
 
 
 def read_examples(paths):
@@ -81,12 +96,15 @@ def write_class_folders(folder, rng, per_class=8):
 
 
 def run_slim_chain(work):
-    """build_image_records -> slim_batches -> slim_train -> slim_eval, in order."""
+    """build_image_records -> slim_batches (also with --queues) -> slim_train ->
+    slim_eval, in order."""
     data, train_dir = work / "records", work / "train"
     return {
         "build": run_legacy("build_image_records.py", f"--image_dir={work / 'photos'}",
                             f"--output_dir={data}", "--validation_count=4", cwd=work),
         "batches": run_legacy("slim_batches.py", f"--dataset_dir={data}", cwd=work),
+        "batches --queues": run_legacy("slim_batches.py", f"--dataset_dir={data}", cwd=work,
+                                       flags=["--queues"]),
         "train": run_legacy("slim_train.py", f"--dataset_dir={data}",
                             f"--train_dir={train_dir}", "--max_number_of_steps=8", cwd=work),
         "eval": run_legacy("slim_eval.py", f"--dataset_dir={data}",
@@ -99,7 +117,8 @@ def run_slim_chain(work):
 def started(tmp_path_factory):
     """Every program's run, two at a time in the background from the module's first
     test on (they are independent processes; CI has two cores). Maps a name to
-    ``(its folder, what the test checks against, a future of its output)``."""
+    ``(its folder, what the test checks against, a future of its run)``; the readers'
+    runs with ``--queues`` are ``NAME --queues``."""
     rng = np.random.default_rng(7)
     work = {name: tmp_path_factory.mktemp(name) for name in (
         "cifar", "images", "csv", "slim", "tutorial")}
@@ -113,12 +132,14 @@ def started(tmp_path_factory):
             "cifar": (work["cifar"], cifar_dir, pool.submit(
                 run_legacy, "cifar10_to_tfrecord.py", f"--data_dir={cifar_dir}",
                 f"--output={work['cifar'] / 'cifar10_train.tfrecord'}", cwd=work["cifar"])),
-            "images": (work["images"], images, pool.submit(
-                run_legacy, "whole_file_images.py", f"--image_dir={work['images'] / 'photos'}",
-                "--size=4", cwd=work["images"])),
-            "csv": (work["csv"], rows, pool.submit(
-                run_legacy, "csv_rows.py", f"--csv={work['csv'] / 'rows'}/*.csv",
-                "--batch_size=7", cwd=work["csv"])),
+            **{name + suffix: (work[name], expected, pool.submit(
+                run_legacy, program, *args, cwd=work[name], flags=suffix.split()))
+               for name, expected, program, args in [
+                   ("images", images, "whole_file_images.py",
+                    [f"--image_dir={work['images'] / 'photos'}", "--size=4"]),
+                   ("csv", rows, "csv_rows.py",
+                    [f"--csv={work['csv'] / 'rows'}/*.csv", "--batch_size=7"])]
+               for suffix in ("", " --queues")},
             "tutorial": (work["tutorial"], cifar_dir, pool.submit(
                 run_legacy, "cifar10_tutorial/cifar10_train.py", f"--data_dir={cifar_dir}",
                 f"--train_dir={work['tutorial'] / 'cifar10_train'}", "--max_steps=10",
@@ -130,7 +151,7 @@ def started(tmp_path_factory):
 def test_cifar10_to_tfrecord_writes_every_source_record(started):
     work, cifar_dir, run = started["cifar"]
     output = work / "cifar10_train.tfrecord"
-    assert run.result().splitlines()[-1] == f"wrote 60 records to {output}"
+    assert run.result().stdout.splitlines()[-1] == f"wrote 60 records to {output}"
     examples = read_examples([output])
     expected = [(path, index, row) for path in sorted(cifar_dir.glob("data_batch_*.bin"))
                 for index, row in enumerate(np.fromfile(path, np.uint8).reshape(-1,
@@ -145,26 +166,33 @@ def test_cifar10_to_tfrecord_writes_every_source_record(started):
 @pytest.mark.timeout(900)
 def test_whole_file_images_prints_each_image_mean(started):
     _, images, run = started["images"]
-    lines = [line.split(" ", 2) for line in run.result().splitlines()]
+    lines = [line.split(" ", 2) for line in run.result().stdout.splitlines()]
     assert [name for name, _, _ in lines] == [f"photo-{i}.png" for i in range(5)]
     assert [float(mean) for _, mean, _ in lines] == pytest.approx(
         [image.mean() for image in images], abs=1e-6)
     assert {shape for _, _, shape in lines} == {"(4, 4, 3)"}
+    queued = started["images --queues"][2].result()
+    assert queued.stdout == run.result().stdout
+    assert on_tf_data(run.result()) and said_nothing(queued)
 
 
 @pytest.mark.timeout(900)
 def test_csv_rows_reads_every_row_once(started):
     _, rows, run = started["csv"]
     ids, weights, labels = zip(*rows, strict=True)
-    assert run.result().split() == ["rows", str(len(rows)), "id_sum", str(sum(ids)),
-                                    "weight_sum", f"{sum(weights):.2f}", "label_sum",
-                                    str(sum(labels))]
+    assert run.result().stdout.split() == [
+        "rows", str(len(rows)), "id_sum", str(sum(ids)), "weight_sum", f"{sum(weights):.2f}",
+        "label_sum", str(sum(labels))]
+    queued = started["csv --queues"][2].result()
+    assert queued.stdout == run.result().stdout
+    assert on_tf_data(run.result()) and said_nothing(queued)
 
 
 @pytest.mark.timeout(900)
 def test_slim_programs_convert_read_train_and_evaluate(started):
     work, sources, run = started["slim"]
-    outputs = run.result()
+    runs = run.result()
+    outputs = {name: done.stdout for name, done in runs.items()}
     data = work / "records"
     assert (data / "labels.txt").read_text() == "0:circle\n1:square\n2:triangle\n"
     splits = {split: read_examples(sorted(data.glob(f"shapes_{split}-*-of-00002.tfrecord")))
@@ -178,6 +206,8 @@ def test_slim_programs_convert_read_train_and_evaluate(started):
     assert outputs["batches"].splitlines() == ["read 20 of 20 images, shape (16, 16, 3)"] + [
         f"{name} {train_counts[i]}" for i, name in enumerate(["circle", "square", "triangle"])
         if train_counts[i]]
+    assert outputs["batches --queues"] == outputs["batches"]
+    assert on_tf_data(runs["batches"]) and said_nothing(runs["batches --queues"])
 
     final_loss = float(outputs["train"].split("final loss ")[1].split()[0])
     assert math.isfinite(final_loss) and final_loss > 0
@@ -191,10 +221,11 @@ def test_slim_programs_convert_read_train_and_evaluate(started):
 @pytest.mark.timeout(900)
 def test_cifar10_tutorial_trains_with_monitored_training_session(started):
     work, _, run = started["tutorial"]
-    losses = [float(line.split("loss = ")[1].split()[0]) for line in run.result().splitlines()
-              if line.startswith("step ")]
+    losses = [float(line.split("loss = ")[1].split()[0])
+              for line in run.result().stdout.splitlines() if line.startswith("step ")]
     assert len(losses) == 4 and all(math.isfinite(loss) for loss in losses)
     assert (work / "cifar10_train" / "model.ckpt-10.index").is_file()
+    assert on_tf_data(run.result())      # its shuffle_batch: on tf.data by default
 
 
 # ------------------------------------------------------------------ tf1compat check

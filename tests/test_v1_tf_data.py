@@ -1,12 +1,12 @@
-"""`tf1compat run --tf-data`: unmodified TF1 programs (examples/legacy and two written
-here) give the same outputs with their batching calls on tf.data, without queue-runner
-threads; what cannot be lowered stays on queues with one warning. Programs run in
-subprocesses (run mode changes the process), as few as the checks allow."""
+"""`tf1compat run` (by default, and `--tf-data`): unmodified TF1 programs written here
+give the same outputs with their batching calls on tf.data, without queue-runner
+threads; what cannot be lowered stays on queues with one line saying why (a warning
+with --tf-data). examples/legacy's readers are compared on tf.data and on queues in
+test_examples_legacy. Programs run in subprocesses (run mode changes the process), as
+few as the checks allow."""
 
 import json
-import math
 import os
-import pathlib
 import re
 import subprocess
 import sys
@@ -15,7 +15,6 @@ import textwrap
 import numpy as np
 import pytest
 
-from tf1compat.cifar10 import encode_png
 from tf1compat.records.example import example_to_dict, make_example
 from tf1compat.records.tfrecord import iter_records, write_records
 
@@ -89,9 +88,6 @@ def tfrecords(tmp_path):
     return paths
 
 
-LEGACY = pathlib.Path(__file__).resolve().parent.parent / "examples" / "legacy"
-
-
 def run_program(cwd, program, *arguments, tf_data=True, options=()):
     """``python -m tf1compat run --tf-data PROGRAM ARGUMENTS`` in ``cwd`` (``tf_data``
     False: ``--queues``; None: neither, the default)."""
@@ -114,61 +110,6 @@ def write_program(folder, source):
 def reading(stdout):
     """The program's output lines about data (not about threads)."""
     return [line for line in stdout.splitlines() if not line.startswith("runner threads")]
-
-
-@pytest.mark.timeout(600)
-def test_legacy_csv_rows_same_output(tmp_path):
-    queued = run_program(tmp_path, LEGACY / "csv_rows.py", "--batch_size=7", tf_data=False)
-    lowered = run_program(tmp_path, LEGACY / "csv_rows.py", "--batch_size=7")
-    assert lowered.stdout == queued.stdout and queued.stdout.startswith("rows 50 ")
-    assert "stays on queues" not in lowered.stderr
-
-
-@pytest.mark.timeout(600)
-def test_legacy_whole_file_images_same_output(tmp_path):
-    queued = run_program(tmp_path, LEGACY / "whole_file_images.py", "--size=4", tf_data=False)
-    lowered = run_program(tmp_path, LEGACY / "whole_file_images.py", "--size=4")
-    assert lowered.stdout == queued.stdout and len(queued.stdout.splitlines()) == 6
-    assert "stays on queues" not in lowered.stderr
-
-
-@pytest.mark.timeout(600)
-def test_legacy_slim_batches_same_output(tmp_path):
-    rng = np.random.default_rng(3)
-    data = tmp_path / "records"
-    data.mkdir()
-    (data / "labels.txt").write_text("0:circle\n1:square\n2:triangle\n")
-    for shard in range(2):
-        write_records(str(data / f"shapes_train-{shard:05d}-of-00002.tfrecord"), [
-            make_example({"image/encoded": encode_png(rng.integers(0, 256, (1, 16, 16, 3),
-                                                                   dtype=np.uint8))[0],
-                          "image/format": "png", "image/class/label": i % 3})
-            for i in range(10)])  # 20 images: batches of 4 drop none
-    queued = run_program(tmp_path, LEGACY / "slim_batches.py", f"--dataset_dir={data}",
-                         tf_data=False)
-    lowered = run_program(tmp_path, LEGACY / "slim_batches.py", f"--dataset_dir={data}")
-    assert lowered.stdout == queued.stdout
-    assert queued.stdout.splitlines()[0] == "read 20 of 20 images, shape (16, 16, 3)"
-    assert "stays on queues" not in lowered.stderr
-
-
-@pytest.mark.timeout(600)
-def test_legacy_cifar10_tutorial_trains_on_tf_data(tmp_path):
-    data = tmp_path / "cifar-10-batches-bin"
-    data.mkdir()
-    rng = np.random.default_rng(7)
-    for index in range(1, 6):
-        records = rng.integers(0, 256, size=(12, 1 + 32 * 32 * 3), dtype=np.uint8)
-        records[:, 0] %= 10
-        (data / f"data_batch_{index}.bin").write_bytes(records.tobytes())
-    trained = run_program(tmp_path, LEGACY / "cifar10_tutorial" / "cifar10_train.py",
-                          f"--data_dir={data}", f"--train_dir={tmp_path / 'train'}",
-                          "--max_steps=10", "--log_frequency=3")
-    losses = [float(line.split("loss = ")[1].split()[0]) for line in trained.stdout.splitlines()
-              if line.startswith("step ")]
-    assert len(losses) == 4 and all(math.isfinite(loss) for loss in losses)
-    assert (tmp_path / "train" / "model.ckpt-10.index").is_file()
-    assert "stays on queues" not in trained.stderr
 
 
 @pytest.mark.timeout(600)
