@@ -5,17 +5,23 @@ files the program expects, at the paths the program names (relative ones under
 ``folder``, the program's working folder; absolute ones as they are). The recipe a
 program needs, with its options, is its ``data`` entry in ``programs.json``.
 No TensorFlow here: records are written with :mod:`tf1compat.tfrecord` and
-:mod:`tf1compat.example`, images with Pillow, MNIST's idx files with ``gzip``.
+:mod:`tf1compat.example`, images with Pillow, MNIST's idx files with ``gzip``,
+CIFAR-10's binary batches and slim's TFRecords of them with :mod:`tf1compat.cifar10`
+(its Python version pickled from the binary batches).
 """
 
 import csv
 import gzip
 import io
 import os
+import pickle
 import struct
+import tarfile
+import tempfile
 
 import numpy as np
 
+from tf1compat import cifar10
 from tf1compat.example import make_example
 from tf1compat.tfrecord import write_records
 
@@ -114,12 +120,66 @@ def mnist_idx(folder, rng, path, train=5500, test=500):
     return written
 
 
+def cifar10_binary(folder, rng, path=".", train=500, test=100):
+    """CIFAR-10's binary version in ``path``: ``cifar-10-batches-bin/`` (the five
+    ``data_batch_N.bin`` and ``test_batch.bin``) and ``cifar-10-binary.tar.gz`` of it,
+    which the tutorial's ``maybe_download_and_extract`` takes for its download."""
+    directory = os.path.join(folder, path)
+    os.makedirs(directory, exist_ok=True)
+    seed = int(rng.integers(2**31))
+    archive = cifar10.make_synthetic(directory, train, test, seed, archive=True)
+    return [archive, os.path.join(directory, "cifar-10-batches-bin")]
+
+
+def cifar10_python(folder, rng, path=".", train=500, test=100):
+    """CIFAR-10's Python version in ``path``: ``cifar-10-batches-py/`` (pickled dicts
+    of ``b"data"``, uint8 rows of 3072 channel-first bytes, and ``b"labels"``) and
+    ``cifar-10-python.tar.gz`` of it, which slim's ``download_and_convert_cifar10``
+    takes for its download (it then reads the folder)."""
+    directory = os.path.join(folder, path)
+    batches = os.path.join(directory, "cifar-10-batches-py")
+    os.makedirs(batches, exist_ok=True)
+    seed = int(rng.integers(2**31))
+    with tempfile.TemporaryDirectory() as binary:
+        source = cifar10.make_synthetic(binary, train, test, seed)
+        for name in sorted(os.listdir(source)):
+            if not name.endswith(".bin"):
+                continue
+            images, labels = cifar10.read_batch_file(os.path.join(source, name))
+            batch = {b"batch_label": name.encode(), b"labels": labels.tolist(),
+                     b"data": images.transpose(0, 3, 1, 2).reshape(len(images), -1),
+                     b"filenames": [b"%s_%d.png" % (name.encode(), i) for i in range(len(images))]}
+            with open(os.path.join(batches, name[:-len(".bin")]), "wb") as f:
+                pickle.dump(batch, f)
+    with open(os.path.join(batches, "batches.meta"), "wb") as f:
+        pickle.dump({b"label_names": [name.encode() for name in cifar10.LABELS]}, f)
+    archive = os.path.join(directory, "cifar-10-python.tar.gz")
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(batches, arcname="cifar-10-batches-py")
+    return [archive, batches]
+
+
+def cifar10_slim_records(folder, rng, path=".", train=500, test=100):
+    """``cifar10_train.tfrecord``, ``cifar10_test.tfrecord`` and ``labels.txt`` in
+    ``path``, as slim's ``download_and_convert_cifar10`` writes them (PNG Examples),
+    converted by :func:`tf1compat.cifar10.convert` from synthetic binary batches."""
+    directory = os.path.join(folder, path)
+    seed = int(rng.integers(2**31))
+    with tempfile.TemporaryDirectory() as binary:
+        cifar10.convert(cifar10.make_synthetic(binary, train, test, seed), directory,
+                        workers=0, quiet=True)
+    return [os.path.join(directory, name) for name in sorted(os.listdir(directory))]
+
+
 RECIPES = {
     "csv_rows": csv_rows,
     "raw_image_records": raw_image_records,
     "mixed_records": mixed_records,
     "jpeg_files": jpeg_files,
     "mnist_idx": mnist_idx,
+    "cifar10_binary": cifar10_binary,
+    "cifar10_python": cifar10_python,
+    "cifar10_slim_records": cifar10_slim_records,
 }
 
 

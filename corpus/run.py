@@ -9,7 +9,9 @@ guide's ``disable_v2_behavior()`` line added, and run the same way.
 ``python -m corpus.run --from FOLDER`` expects ``FOLDER/<name>/`` to hold each
 program's files as its repository has them (docs/corpus.md says how to fetch them).
 Each run gets a fresh working folder (a copy of the program's files plus its data,
-under ``--out``), a time limit, and one of four outcomes:
+under ``--out``; a program's ``setup`` commands, each one of its own scripts run there
+with ``tf1compat run`` before it: an evaluation's checkpoint made by its training
+script), a time limit, and one of four outcomes:
 
 - ``ok``: the program exited 0;
 - ``stopped``: it ran past its ``reached`` mark (its training loop) and was stopped
@@ -75,7 +77,7 @@ class Outcome:
 
 
 def load_programs(path=PROGRAMS):
-    """The corpus entries of ``programs.json``."""
+    """The corpus entries of ``programs.json`` (or of another list, ``path``)."""
     with open(path, encoding="utf-8") as f:
         return json.load(f)["programs"]
 
@@ -109,13 +111,30 @@ def classify(returncode, timed_out, output, reached=None):
     return "fail", None  # the caller fills in the first failing line
 
 
+def prepare(program, folder, timeout, seed=0):
+    """Make the program's data in ``folder`` and run its ``setup`` commands there
+    (``[SCRIPT, ARGS...]`` each, with ``tf1compat run``, their output in
+    ``FOLDER.setup-N.txt``); None, or what the first failed setup said."""
+    make_data(folder, program.get("data", []), seed=seed)
+    for index, setup in enumerate(program.get("setup", [])):
+        command = [sys.executable, "-m", "tf1compat", "run", *setup]
+        returncode, _, stderr, timed_out, _, _ = _run(
+            command, folder, program.get("timeout", timeout), f"{folder}.setup-{index}.txt")
+        if timed_out or returncode != 0:
+            why = "the time limit came" if timed_out else first_failing_line(stderr, folder)
+            return f"setup {' '.join(setup)} failed: {why}"
+    return None
+
+
 def run_program(program, mode, source, out, timeout, seed=0):
     """Copy the program's files from ``source`` into a fresh folder under ``out``,
     make its data there, run it in ``mode``; returns an :class:`Outcome`."""
     workdir = os.path.join(out, program["name"], mode)
     shutil.rmtree(workdir, ignore_errors=True)
     shutil.copytree(os.path.join(source, program["name"]), workdir)
-    make_data(workdir, program.get("data", []), seed=seed)
+    failed = prepare(program, workdir, timeout, seed)
+    if failed:
+        return Outcome(program["name"], mode, "fail", 0.0, failed)
     command = [sys.executable, "-m", "tf1compat", "run", *MODES[mode],
                program["entry"], *program.get("args", [])]
     return _run_outcome(program, mode, command, workdir, program.get("timeout", timeout),
@@ -199,7 +218,9 @@ def port_program(program, source, out, timeout, seed=0):
     shutil.rmtree(workdir, ignore_errors=True)
     original = os.path.join(workdir, "original")
     shutil.copytree(os.path.join(source, program["name"]), original)
-    make_data(original, program.get("data", []), seed=seed)
+    failed = prepare(program, original, timeout, seed)
+    if failed:
+        return [Outcome(program["name"], mode, "fail", 0.0, failed) for mode in PORT_MODES]
     ported = os.path.join(workdir, "ported")
     args = program.get("args", [])
     limit = program.get("timeout", timeout)
@@ -287,7 +308,10 @@ def upgrade_program(program, source, out, timeout, seed=0):
         outcomes.append(Outcome(program["name"], "upgraded", "fail", 0.0,
                                 f"no program to run: {error}"))
         return outcomes
-    make_data(upgraded, program.get("data", []), seed=seed)
+    failed = prepare(program, upgraded, timeout, seed)
+    if failed:
+        outcomes.append(Outcome(program["name"], "upgraded", "fail", 0.0, failed))
+        return outcomes
     args = program.get("args", [])
     outcomes.append(_run_outcome(program, "upgraded", plain_python_command(entry, *args),
                                  upgraded, limit, os.path.join(workdir, "plain.txt")))
@@ -327,6 +351,9 @@ COMPARED = {"port": (port_program, PORT_MODES), "upgrade": (upgrade_program, UPG
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m corpus.run", description=__doc__.split(
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--programs", default=PROGRAMS, type=pathlib.Path,
+                        help="the list of programs (default: corpus/programs.json; "
+                             "corpus/models.json: tensorflow/models' slim and CIFAR-10)")
     parser.add_argument("--from", dest="source", required=True,
                         help="folder holding each program's fetched files in <name>/")
     parser.add_argument("--out", default="corpus-output",
@@ -340,7 +367,7 @@ def main(argv=None):
                              "python; upgrade: tf_upgrade_v2 and the guide's "
                              "disable_v2_behavior() line, then plain python")
     args = parser.parse_args(argv)
-    programs = load_programs()
+    programs = load_programs(args.programs)
     if args.only:
         unknown = sorted(set(args.only) - {p["name"] for p in programs})
         if unknown:

@@ -87,8 +87,9 @@ def test_jpeg_files_decode_to_their_size(tmp_path):
 
 def test_an_unknown_recipe_lists_the_valid_ones(tmp_path):
     with pytest.raises(ValueError, match=r"unknown data recipe 'tfrecords'; valid recipes: "
-                                         r"csv_rows, jpeg_files, mixed_records, mnist_idx, "
-                                         r"raw_image_records$"):
+                                         r"cifar10_binary, cifar10_python, "
+                                         r"cifar10_slim_records, csv_rows, jpeg_files, "
+                                         r"mixed_records, mnist_idx, raw_image_records$"):
         make_data(tmp_path, [{"recipe": "tfrecords"}])
 
 
@@ -104,6 +105,49 @@ def test_every_program_of_the_corpus_is_described_and_its_data_makeable(tmp_path
         for spec in program.get("data", []):
             assert spec["recipe"] in ("csv_rows", "raw_image_records", "mixed_records",
                                       "jpeg_files", "mnist_idx")
+
+
+def test_tensorflow_models_programs_are_described_by_folder_and_snapshot():
+    programs = run.load_programs(run.PROGRAMS.with_name("models.json"))
+    assert {p["name"] for p in programs} == {
+        "models_slim_convert_cifar10", "models_slim_train_cifarnet", "models_slim_eval_cifarnet",
+        "models_cifar10_train", "models_cifar10_eval"}
+    for program in programs:
+        assert program["repository"] == "tensorflow/models"
+        assert program["folder"] in ("research/slim", "tutorials/image/cifar10")
+        assert program["snapshot"] == "2018-05-17"
+        for spec in program["data"]:
+            assert spec["recipe"] in ("cifar10_python", "cifar10_binary", "cifar10_slim_records")
+        for setup in program.get("setup", []):   # a training run of the same folder
+            assert setup[0].endswith("_train.py") or setup[0] == "train_image_classifier.py"
+
+
+def test_cifar10_recipes_write_the_same_images_in_each_format(tmp_path):
+    import pickle
+    import tarfile
+
+    from tf1compat import cifar10
+
+    make_data(tmp_path / "py", [{"recipe": "cifar10_python", "train": 10, "test": 5}], seed=3)
+    make_data(tmp_path / "bin", [{"recipe": "cifar10_binary", "train": 10, "test": 5}], seed=3)
+    make_data(tmp_path / "rec", [{"recipe": "cifar10_slim_records", "train": 10, "test": 5}],
+              seed=3)
+    for name, count in (("data_batch_1", 2), ("test_batch", 5)):
+        with open(tmp_path / "py" / "cifar-10-batches-py" / name, "rb") as f:
+            batch = pickle.load(f, encoding="bytes")
+        images, labels = cifar10.read_batch_file(
+            tmp_path / "bin" / "cifar-10-batches-bin" / f"{name}.bin")
+        assert batch[b"data"].dtype == np.uint8 and batch[b"data"].shape == (count, 3072)
+        np.testing.assert_array_equal(
+            batch[b"data"].reshape(count, 3, 32, 32).transpose(0, 2, 3, 1), images)
+        assert batch[b"labels"] == labels.tolist()
+    with tarfile.open(tmp_path / "py" / "cifar-10-python.tar.gz") as tar:
+        assert "cifar-10-batches-py/data_batch_5" in tar.getnames()
+    with tarfile.open(tmp_path / "bin" / "cifar-10-binary.tar.gz") as tar:
+        assert "cifar-10-batches-bin/test_batch.bin" in tar.getnames()
+    assert len(_records(tmp_path / "rec" / "cifar10_train.tfrecord")) == 10
+    assert len(_records(tmp_path / "rec" / "cifar10_test.tfrecord")) == 5
+    assert (tmp_path / "rec" / "labels.txt").read_text().startswith("0:airplane\n")
 
 
 TRACEBACK = """\
@@ -262,6 +306,29 @@ def test_a_program_leaving_a_background_child_has_it_killed_and_said(tmp_path, a
     assert done.status == "ok" and done.seconds < 60
     assert done.detail == run.LEFT_RUNNING
     assert "started a background child" in (out / "leaving" / "run" / "output.txt").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_setup_commands_run_before_the_program_in_its_folder(tmp_path):
+    source, (evaluate, broken) = _corpus(tmp_path, [
+        ("evaluate", "print('read', open('train/model.txt').read())\n",
+         {"setup": [["train.py", "--steps=3"]]}),
+        ("broken", "print('never')\n", {"setup": [["train.py", "--steps=x"]]})])
+    for name in ("evaluate", "broken"):
+        (source / name / "train.py").write_text(
+            "import os, sys\nsteps = int(sys.argv[1].split('=')[1])\nos.makedirs('train')\n"
+            "open('train/model.txt', 'w').write('%d steps' % steps)\n")
+    out = tmp_path / "out"
+    done = run.run_program(evaluate, "run", source, out, timeout=120)
+    assert (done.status, done.detail) == ("ok", "")
+    assert "read 3 steps" in (out / "evaluate" / "run" / "output.txt").read_text()
+    assert "$ " in (out / "evaluate" / "run.setup-0.txt").read_text()
+    failed = run.run_program(broken, "run", source, out, timeout=120)
+    assert failed.status == "fail"
+    assert failed.detail.startswith("setup train.py --steps=x failed: train.py:2: ValueError: "
+                                    "invalid literal for int()")
+    assert not (out / "broken" / "run" / "output.txt").exists()   # the program never ran
 
 
 def test_the_command_names_unknown_programs_and_missing_folders(tmp_path, capsys):
