@@ -215,7 +215,9 @@ def test_requires_names_both_arguments():
         assert type(e) is PipelineConfigError
         assert str(e) == "api: timeout needs service: it bounds the waits for the service"
         assert (e.argument, e.expected) == ("timeout", "service")
-    assert str(refused(_checks.check_requires, None, "a", 1, "b", False, "p")) == "a needs b: p"
+    # the setting it needs turned off (tf_data=False, run's --queues), not left out
+    assert str(refused(_checks.check_requires, None, "a", 1, "b", False, "p")) == (
+        "a cannot be used with b=False: p")
 
 
 def test_the_module_imports_no_tensorflow_nor_numpy():
