@@ -274,6 +274,28 @@ def test_random_ops_on_several_threads_run_after_the_shuffle_buffer(image_files,
     assert sum(len(seen) > 1 for seen in crops.values()) >= sum(COUNTS) - 3
 
 
+def test_only_the_stores_reading_is_built_per_iteration(image_files):
+    """The steps after the cached read (the shuffle buffer, the map of random ops, the
+    batch) are datasets of the pipeline itself, not of the per-iteration function: so
+    tf.data's rewrites of a pipeline (a map fused with the batch after it) reach them,
+    as they reach the uncached plan. The same batches as uncached, epoch by epoch."""
+    paths, _ = image_files
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(paths, num_epochs=2, shuffle=False)
+        example = decoded(tc.TFRecordReader().read(queue)[1])
+        example["flipped"] = tf.image.random_flip_left_right(example["image"], seed=7)
+        batch = tc.shuffle_batch(example, 3, capacity=20, min_after_dequeue=10, seed=3,
+                                 allow_smaller_final_batch=True)
+        lowering = lower(batch)
+        datasets = with_and_without(batch)
+    graph = tf.compat.v1.GraphDef.FromString(
+        lowering.cached.build()._as_serialized_graph().numpy())
+    top = {node.op for node in graph.node}
+    assert {"ShuffleDatasetV3", "BatchDatasetV2"} <= top, sorted(top)
+    assert any(op.startswith(("MapDataset", "ParallelMapDataset")) for op in top), sorted(top)
+    assert_same_batches(*map(batches, datasets))
+
+
 def tutorial_crops(paths, num_epochs):
     """The CIFAR tutorial's shape of work: uint8 pixels cast to float32, padded and
     transposed, then randomly cropped and flipped (the widening kept before the crop)."""

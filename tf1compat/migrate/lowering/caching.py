@@ -51,6 +51,7 @@ from tf1compat.migrate.lowering.plan import (
     Shuffle,
     Step,
     Values,
+    build_steps,
 )
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model import op_types
@@ -282,7 +283,11 @@ class Rebatch(Step):
 
 class CachedPipeline(Step):
     """The root of a cached plan: builds ``upstream`` (the plan with a
-    :class:`CachedRead`) over a new store at each iteration."""
+    :class:`CachedRead`) over a new store at each iteration. Only the steps up to the
+    last that reads the store are built in the iteration's dataset function; the
+    rest are applied to it at the top, where tf.data's own rewrites of a pipeline
+    (e.g. a map and the batch after it fused) reach them, as they reach an uncached
+    plan."""
 
     def __init__(self, upstream, cache):
         self.upstream, self.cache = upstream, cache
@@ -291,15 +296,24 @@ class CachedPipeline(Step):
         return ""
 
     def build(self, dataset=None):
-        cache, inner = self.cache, self.upstream
+        cache, chain = self.cache, self.upstream.chain()
+        last = max(position for position, step in enumerate(chain) if _reads_store(step))
 
         def iteration():
             cache.store = cache.new_store()
             try:
-                return inner.build()
+                return chain[last].build()
             finally:
                 cache.store = None
-        return per_iteration(iteration)
+        return build_steps(chain[last + 1:], per_iteration(iteration))
+
+
+def _reads_store(step):
+    """Whether ``step`` reads the cache's store: a :class:`CachedRead` or
+    :class:`OneFileReaders`, or an interleave of readers that are."""
+    if isinstance(step, Interleave):
+        return any(_reads_store(inner) for inner in step.template.chain())
+    return isinstance(step, (CachedRead, OneFileReaders))
 
 
 # ------------------------------------------------------------ planning

@@ -10,7 +10,7 @@ Elements are flat tuples of tensors (or one tensor).
 
 from tf1compat._tf import tf
 
-__all__ = ["Batch", "Element", "Interleave", "Map", "Prefetch", "Read",
+__all__ = ["Batch", "build_steps", "Element", "Interleave", "Map", "Prefetch", "Read",
            "RoundRobin", "Shuffle", "Values", "describe_seed"]
 
 _DEFAULT_GRAPH_SEED = 87654321   # TF1's graph seed when only an op seed is given
@@ -50,17 +50,7 @@ class Step:
         """The dataset of the whole chain (``dataset`` feeds an :class:`Element` start);
         a :class:`Read` and the :class:`Batch` right after it (maps that pass the
         elements on as they are aside) may build together (:meth:`Read.batched_by`)."""
-        chain = [step for step in self.chain() if not (isinstance(step, Map) and step.is_noop())]
-        position = 0
-        while position < len(chain):
-            step, following = chain[position], chain[position + 1:position + 2]
-            if isinstance(step, Read) and following and step.batched_by(following[0]):
-                dataset = step.apply_batched(dataset, following[0])
-                position += 2
-            else:
-                dataset = step.apply(dataset)
-                position += 1
-        return dataset
+        return build_steps(self.chain(), dataset)
 
     def describe(self) -> str:
         """The chain, e.g. ``3 files, 1 epoch, in order -> TFRecordDataset -> batch(8, ...)``."""
@@ -74,6 +64,22 @@ class Step:
 
     def apply(self, dataset):
         raise NotImplementedError
+
+
+def build_steps(steps, dataset=None):
+    """``dataset`` (None: nothing) with ``steps`` (a chain, or its tail) applied in turn;
+    see :meth:`Step.build`."""
+    chain = [step for step in steps if not (isinstance(step, Map) and step.is_noop())]
+    position = 0
+    while position < len(chain):
+        step, following = chain[position], chain[position + 1:position + 2]
+        if isinstance(step, Read) and following and step.batched_by(following[0]):
+            dataset = step.apply_batched(dataset, following[0])
+            position += 2
+        else:
+            dataset = step.apply(dataset)
+            position += 1
+    return dataset
 
 
 class Element(Step):
