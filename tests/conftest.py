@@ -1,5 +1,6 @@
 """Shared fixtures. Tests that import TensorFlow carry the ``tf`` marker."""
 
+import collections
 import threading
 import time
 
@@ -45,3 +46,17 @@ def no_thread_leaks():
     yield
     leaked = wait_no_pipeline_threads(5.0)
     assert not leaked, f"pipeline threads still alive: {[t.name for t in leaked]}"
+
+
+def pytest_collection_modifyitems(items):
+    """Modules with the most tests marked slow first, then the others by their number
+    of tests, each module's tests in their order. scripts/test's two workers take whole
+    modules in this order (``--dist loadscope --no-loadscope-reorder``), so the long
+    modules start first and the short ones fill in at the end, where pytest-xdist's
+    own order (by number of tests alone) left the slow modules of few tests for last
+    and one worker idle while the other ran them."""
+    slow, tests = collections.Counter(), collections.Counter()
+    for item in items:
+        tests[item.path] += 1
+        slow[item.path] += item.get_closest_marker("slow") is not None
+    items.sort(key=lambda item: (-slow[item.path], -tests[item.path]))   # stable
