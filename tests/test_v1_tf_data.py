@@ -113,43 +113,34 @@ def reading(stdout):
 
 
 @pytest.mark.timeout(600)
-def test_classic_program_lowered_equals_its_queue_fallback(tmp_path, tfrecords):
-    lowered = run_program(tmp_path, write_program(tmp_path, CLASSIC.replace("MEAN", "0.5")),
-                          *tfrecords)
-    assert "runner threads 0" in lowered.stdout.splitlines()
-    assert "shapes [None] [None, 3]" in lowered.stdout.splitlines()
-    assert "stays on queues" not in lowered.stderr
-
-    # The same values through a variable: that pipeline stays on queues, with a warning.
-    source = CLASSIC.replace("MEAN", 'tf.Variable([0.5, 0.5, 0.5], name="mean")')
-    queued = run_program(tmp_path, write_program(tmp_path, source), *tfrecords)
-    assert reading(lowered.stdout) == reading(queued.stdout)
-    assert reading(queued.stdout)[-1] == "end of data"
-    assert len([line for line in queued.stdout.splitlines() if line.startswith("batch")]) == 11
-    assert "runner threads 0" not in queued.stdout.splitlines()
-    assert queued.stderr.count("stays on queues") == 1
-    assert re.search(r"tf1compat run --tf-data: tf.train.batch \(program.py:\d+\) stays on "
-                     r"queues: cannot lower op 'mean' \(VariableV2\) to tf.data: a variable in "
-                     "the per-example path", queued.stderr)     # the program's line named
-
-
-@pytest.mark.timeout(600)
 def test_by_default_each_pipeline_runs_where_it_can_and_says_so_once(tmp_path, tfrecords):
-    """Plain ``tf1compat run``: a pipeline that lowers runs on tf.data, one that cannot
-    stays on TF1's queues (no warning: a notice saying why), each said in one line;
-    ``--quiet`` says nothing; ``--queues`` runs both on queues. The same output
-    every way."""
+    """Plain ``tf1compat run``: a pipeline that lowers runs on tf.data, without
+    runner threads, one that cannot stays on TF1's queues (no warning: a notice saying
+    why), each said in one line; ``--quiet`` says nothing; ``--queues`` runs both on
+    queues; ``--tf-data`` keeps the one that cannot be lowered on queues with one
+    warning naming the program's line. The same output every way."""
     movable = write_program(tmp_path / "a", CLASSIC.replace("MEAN", "0.5"))
     stuck = write_program(tmp_path / "b", CLASSIC.replace(
         "MEAN", 'tf.Variable([0.5, 0.5, 0.5], name="mean")'))
     runs = {(program.parent.name, tuple(flags)): run_program(
                 tmp_path, program, *tfrecords, tf_data=None, options=flags)
-            for program in (movable, stuck) for flags in ([], ["--quiet"], ["--queues"])}
+            for program, flags in [(movable, []), (movable, ["--quiet"]),
+                                   (movable, ["--queues"]), (stuck, []), (stuck, ["--quiet"]),
+                                   (stuck, ["--queues"]), (stuck, ["--tf-data"])]}
     outputs = {reading(done.stdout) == reading(runs["a", ("--queues",)].stdout)
                for done in runs.values()}
     assert outputs == {True}
+    assert reading(runs["a", ()].stdout)[-1] == "end of data"
+    assert len([line for line in runs["a", ()].stdout.splitlines()
+                if line.startswith("batch")]) == 11
+    assert "shapes [None] [None, 3]" in runs["a", ()].stdout.splitlines()
     assert "runner threads 0" in runs["a", ()].stdout.splitlines()
     assert "runner threads 0" not in runs["b", ()].stdout.splitlines()
+    assert "runner threads 0" not in runs["b", ("--tf-data",)].stdout.splitlines()
+    assert runs["b", ("--tf-data",)].stderr.count("stays on queues") == 1
+    assert re.search(r"tf1compat run --tf-data: tf.train.batch \(program.py:\d+\) stays on "
+                     r"queues: cannot lower op 'mean' \(VariableV2\) to tf.data: a variable in "
+                     "the per-example path", runs["b", ("--tf-data",)].stderr)
     said = {key: [line for line in done.stderr.splitlines() if line.startswith("tf1compat")]
             for key, done in runs.items()}
     assert len(said["a", ()]) == 1 and re.fullmatch(
