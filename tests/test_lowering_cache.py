@@ -470,6 +470,23 @@ def test_a_corrupt_record_fails_after_the_batches_of_the_chunks_before_it(image_
         assert ids == list(range(delivered))
 
 
+def test_planning_the_cache_of_a_list_of_files_runs_nothing(image_files):
+    """The files of a string_input_producer of a list are the names the graph notes
+    for its queue: planning the cache runs no dataset to learn them (it reads the
+    first records in Python for the estimate), so lowering adds no function."""
+    from tensorflow.python.eager import context
+
+    paths, _ = image_files
+    with tc.legacy_graph():
+        batch = classic(paths, num_epochs=2)
+        functions = set(context.context().list_function_names())
+        lowering = lower(batch)
+        assert set(context.context().list_function_names()) == functions
+        cached, uncached = with_and_without(batch)
+    assert lowering.describe().startswith("3 files, 2 epochs, in order -> cache(3 files")
+    assert_same_batches(batches(cached), batches(uncached))
+
+
 def test_single_epoch_is_not_cached(image_files):
     with tc.legacy_graph():
         batch = classic(image_files[0], num_epochs=1)

@@ -397,9 +397,13 @@ def _values_of(make):
             return session.run(tensors)
 
 
-def _files(values):
-    """The distinct file names the producer yields (evaluated once); raises
-    :class:`_NotCached` when they are known only when the pipeline runs."""
+def _files(values, read):
+    """The distinct file names the producer yields: those the graph notes for the
+    queue of ``read`` (a string_input_producer of a list), else evaluated once;
+    raises :class:`_NotCached` when they are known only when the pipeline runs."""
+    if read.files is not None:
+        return sorted({name.encode() if isinstance(name, str) else name
+                       for name in read.files})
     @tf.autograph.experimental.do_not_convert
     def one_epoch(_):
         return values.function(*(value for f in values.initial for value in f()))[0]
@@ -520,7 +524,7 @@ def _cached_plan(plan, graph_def, budget):
         raise _NotCached(f"caching is off ({BUDGET_VARIABLE}=off, --no-cache or cache=False)")
     point = _cache_point(plan)
     split = _split(point.map_step, graph_def)
-    files = _files(point.values)
+    files = _files(point.values, point.read)
     specs = [tf.TensorSpec(t.shape, t.dtype) for t in split.columns]
     estimate = _estimate(specs, point.read.reading, files)
     if estimate > budget:

@@ -40,7 +40,7 @@ from tf1compat.migrate.lowering.plan import (
     Values,
 )
 from tf1compat.pipeline.graph_model import op_types
-from tf1compat.pipeline.graph_model.index import graph_index
+from tf1compat.pipeline.graph_model.index import files_read, graph_index
 from tf1compat.pipeline.graph_model.readers import reader_settings, spec_of_reader_op
 
 __all__ = ["GraphReader"]
@@ -135,7 +135,7 @@ class GraphReader:
                                 "encoding has no tf.data equivalent")
         key, value = read.outputs
         with_keys = key.name in {t.name for t in needed}
-        step = Read(upstream, spec, with_keys)
+        step = Read(upstream, spec, with_keys, files_read(read))
         return step, ([key, value] if with_keys else [value])
 
     # ------------------------------------------------------------ queues

@@ -134,10 +134,12 @@ class Read(Step):
     """Each upstream file name read into records as the TF1 reader op would
     (``reading``, a :class:`~tf1compat.pipeline.graph_model.readers.ReaderSpec`):
     ``(key, record)`` elements when the pipeline uses the reader's key, else
-    ``record``."""
+    ``record``; ``files``: the names the producer of its queue queued, when the
+    graph says (else None)."""
 
-    def __init__(self, upstream, reading, with_keys):
+    def __init__(self, upstream, reading, with_keys, files=None):
         self.upstream, self.reading, self.with_keys = upstream, reading, with_keys
+        self.files = files
 
     def text(self):
         name = self.reading.describe()
