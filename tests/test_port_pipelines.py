@@ -15,6 +15,9 @@ from legacy_programs import tf1compat_run, write_program
 from port_programs import run_without_tf1compat
 
 from tf1compat import cifar10, cli
+from tf1compat.port.pipelines._harness import structure
+from tf1compat.port.pipelines.verify import structure_mismatch, verify_pipelines
+from tf1compat.port.program import port_program
 from tf1compat.records.example import make_example
 from tf1compat.records.tfrecord import write_records
 
@@ -129,6 +132,42 @@ def test_tfrecord_shuffle_batch_with_epochs(tmp_path, rng, monkeypatch, capsys):
     assert port(tmp_path / "out" / "train.py", tmp_path / "again", verify=False) == 0
     assert (tmp_path / "again" / "train.py").read_text() == ported   # the port is TF2 code
 
+
+
+def test_verify_compares_the_batches_structure_not_only_their_arrays(tmp_path, rng,
+                                                                     monkeypatch):
+    """A port whose batches hold the same arrays nested otherwise ((image, (label,))
+    where the original gives [image, label]) is not the same data to the program."""
+    src = tmp_path / "src"
+    program = write_program(src, "train.py", TFRECORD_SHUFFLE)
+    write_tfrecords(src / "records", rng)
+    monkeypatch.chdir(src)
+    report = port_program(program, tmp_path / "out")
+    ported = tmp_path / "out" / "train.py"
+    text = ported.read_text()
+    batched = "    dataset = dataset.shuffle(10).batch(4)"
+    assert batched in text
+    ported.write_text(text.replace(batched, "    dataset = dataset.map(lambda image, label: "
+                                             "(image, (label,))).shuffle(10).batch(4)"))
+    verification = verify_pipelines(report.pipelines, report.entry, report.ported_entry, (),
+                                    report.root, report.out_root, report.program_files)
+    [check] = verification.checks
+    assert not verification.passed and not check.passed
+    assert check.mismatch == ("the original's batches are (array, array), the port's "
+                              "(array, (array,)): the program reads them differently")
+    assert "train.py:17: tf.train.shuffle_batch: DIFFERENT structure: the original's" \
+        in verification.lines()[0]
+
+
+def test_the_structure_of_a_batch_is_its_keys_and_nesting():
+    batch = {"image": np.zeros(2), "labels": [np.zeros(2), (np.ones(1),)]}
+    assert structure(batch) == {"image": "array", "labels": ("array", ("array",))}
+    assert structure([np.zeros(1), np.zeros(1)]) == structure((np.zeros(1), np.zeros(1)))
+    assert structure_mismatch({"x": "array"}, {"x": "array"}) is None
+    assert structure_mismatch({"x": "array"}, None) is None        # a side gave no batch
+    assert structure_mismatch({"x": "array", "y": "array"}, {"x": "array", "z": "array"}) == (
+        "the original's batches are {'x': array, 'y': array}, the port's "
+        "{'x': array, 'z': array}: the program reads them differently")
 
 CIFAR_INPUT = '''\
 """CIFAR-10 binaries in the tutorial's shape: read_cifar10, distortions, a batching

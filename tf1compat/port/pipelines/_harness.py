@@ -34,14 +34,17 @@ EPOCHS = 2   # epochs an endless pipeline is read for
 
 
 class Stream:
-    """Pickled messages on a file descriptor: ``("batch", pipeline, [arrays])`` per
-    batch, ``("end", pipeline, error or None)`` after each pipeline."""
+    """Pickled messages on a file descriptor: ``("batch", pipeline, (structure,
+    [arrays]))`` per batch (its :func:`structure` and :func:`leaves`), ``("end",
+    pipeline, error or None)`` after each pipeline."""
 
     def __init__(self, fd):
         self.file = os.fdopen(fd, "wb")
 
-    def batch(self, index, arrays):
-        pickle.dump(("batch", index, arrays), self.file, protocol=pickle.HIGHEST_PROTOCOL)
+    def batch(self, index, value):
+        """Send one fetched batch ``value`` (a nest of arrays) of pipeline ``index``."""
+        pickle.dump(("batch", index, (structure(value), leaves(value))), self.file,
+                    protocol=pickle.HIGHEST_PROTOCOL)
 
     def end(self, index, error=None):
         pickle.dump(("end", index, error), self.file, protocol=pickle.HIGHEST_PROTOCOL)
@@ -58,6 +61,17 @@ def leaves(value):
     if isinstance(value, (list, tuple)):
         return [leaf for item in value for leaf in leaves(item)]
     return [value]
+
+
+def structure(value):
+    """The nesting of a fetched structure, its arrays left out: a dict's keys, a list's
+    or tuple's length (TF1's batching calls give lists where tf.data gives tuples: the
+    same to the program, which indexes or unpacks them), ``"array"`` for a leaf."""
+    if isinstance(value, dict):
+        return {key: structure(value[key]) for key in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return tuple(structure(item) for item in value)
+    return "array"
 
 
 def session_config():
@@ -190,7 +204,7 @@ class PortWatcher:
                             value = session.run(element)
                         except tf.errors.OutOfRangeError:
                             break
-                        stream.batch(index, leaves(value))
+                        stream.batch(index, value)
                 stream.end(index)
             except Exception as e:  # noqa: BLE001 - reported by the parent
                 stream.end(index, f"{type(e).__name__}: {e}")

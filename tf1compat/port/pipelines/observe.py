@@ -31,7 +31,6 @@ from tf1compat.pipeline.session import SessionIterator
 from tf1compat.port.pipelines._harness import (
     Stream,
     freeze_randomness,
-    leaves,
     session_config,
 )
 from tf1compat.port.pipelines.observed import (
@@ -456,7 +455,7 @@ def _stream(watcher, sites, stream):
                 getattr(graph, op_types.GRAPH_UNFINALIZE)()
             with SessionIterator(fetches, graph=graph, config=session_config()) as batches:
                 for batch in batches:
-                    stream.batch(index, leaves(batch))
+                    stream.batch(index, batch)
             stream.end(index)
         except Exception as e:  # noqa: BLE001 - reported by the parent
             stream.end(index, f"{type(e).__name__}: {e}")

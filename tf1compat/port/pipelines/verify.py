@@ -27,7 +27,8 @@ from tf1compat.port.pipelines import _harness
 from tf1compat.port.pipelines.rewrite import iterator_line
 from tf1compat.port.pipelines.syntax import shown_path
 
-__all__ = ["verify_pipelines", "PipelineCheck", "Verification", "VERIFY_TIMEOUT"]
+__all__ = ["verify_pipelines", "PipelineCheck", "Verification", "VERIFY_TIMEOUT",
+           "structure_mismatch"]
 
 VERIFY_TIMEOUT = 1800.0   # seconds both sides may take, together
 
@@ -35,21 +36,26 @@ VERIFY_TIMEOUT = 1800.0   # seconds both sides may take, together
 @dataclasses.dataclass
 class PipelineCheck:
     """One pipeline's verification: its comparison ``report`` (None when a side
-    failed: ``error``), whether it ``passed``, and a ``note`` on what was compared."""
+    failed: ``error``), whether it ``passed``, a ``note`` on what was compared, and
+    ``mismatch``, what differs in the batches' structure (dict keys, nesting)."""
 
     pipeline: object
     report: object = None
     error: str | None = None
     passed: bool = False
     note: str = ""
+    mismatch: str | None = None
 
     def lines(self):
         pipeline = self.pipeline
         where = f"{shown_path(pipeline.path)}:{pipeline.line}: {pipeline.api}"
         if self.error is not None:
             return [f"verify: {where}: FAILED: {self.error}"]
-        verdict = "same data" if self.passed else "DIFFERENT data"
-        lines = [f"verify: {where}: {verdict} ({self.note})"]
+        if self.mismatch is not None:
+            lines = [f"verify: {where}: DIFFERENT structure: {self.mismatch}"]
+        else:
+            verdict = "same data" if self.passed else "DIFFERENT data"
+            lines = [f"verify: {where}: {verdict} ({self.note})"]
         report = str(self.report).splitlines()
         if self.passed and not self.report.equal:   # only the dropped remainders differ
             report[0] = report[0].replace("pipelines DIFFER", "pipelines EQUAL but for the "
@@ -83,6 +89,7 @@ class _Side:
     """One program run whose pipelines' batches arrive on a pipe."""
 
     def __init__(self, command, request, folder, name, cwd):
+        self.structures = {}     # pipeline -> its first batch's structure
         read, write = os.pipe()
         request["fd"] = write
         request.setdefault("verify", {})["fd"] = write
@@ -111,7 +118,9 @@ class _Side:
                     raise RuntimeError(f"{self.name} side: {payload} (the program's output "
                                        f"ended with: {self.tail()})")
                 return
-            yield _named(payload, names)
+            structure, arrays = payload
+            self.structures.setdefault(index, structure)
+            yield _named(arrays, names)
 
     def drain(self, index):
         """Read what is left of pipeline ``index``."""
@@ -228,11 +237,33 @@ def _check(index, pipeline, original, port):
         original.drain(index)
         port.drain(index)
         return PipelineCheck(pipeline, error=str(e))
+    mismatch = structure_mismatch(original.structures.get(index), port.structures.get(index))
+    if mismatch is not None:
+        return PipelineCheck(pipeline, report, mismatch=mismatch)
     if not report.legacy_count and not report.reference_count:
         return PipelineCheck(pipeline, report, note=(
             "no example on either side: nothing was compared (the data gives no whole batch)"))
     passed, note = _verdict(report, pipeline)
     return PipelineCheck(pipeline, report, passed=passed, note=note)
+
+
+def _shown_structure(structure):
+    if isinstance(structure, dict):
+        return "{" + ", ".join(f"{key!r}: {_shown_structure(value)}"
+                               for key, value in structure.items()) + "}"
+    if isinstance(structure, tuple):
+        return "(" + ", ".join(map(_shown_structure, structure)) + ("," if len(structure) == 1
+                                                                     else "") + ")"
+    return "array"
+
+
+def structure_mismatch(original, port):
+    """What differs between the structures (:func:`._harness.structure`) of the two
+    sides' batches, or None when they are the same or a side gave no batch."""
+    if original is None or port is None or original == port:
+        return None
+    return (f"the original's batches are {_shown_structure(original)}, the port's "
+            f"{_shown_structure(port)}: the program reads them differently")
 
 
 def _verdict(report, pipeline):
