@@ -169,6 +169,53 @@ def test_the_structure_of_a_batch_is_its_keys_and_nesting():
         "the original's batches are {'x': array, 'y': array}, the port's "
         "{'x': array, 'z': array}: the program reads them differently")
 
+
+CSV_WITH_A_TF1_DATASET = '''\
+"""A CSV queue pipeline beside a dataset read by TF1's make_one_shot_iterator()."""
+import tensorflow as tf
+
+steps = tf.data.Dataset.range(3).make_one_shot_iterator().get_next()
+queue = tf.train.string_input_producer(["data.csv"], num_epochs=1)
+reader = tf.TextLineReader(skip_header_lines=1)
+_, line = reader.read(queue)
+a, b = tf.decode_csv(line, [[0], [0]])
+xs, ys = tf.train.batch([a, b], batch_size=2, allow_smaller_final_batch=True)
+with tf.Session() as sess:
+    sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+    print("steps", [sess.run(steps) for _ in range(3)])
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    try:
+        while True:
+            print(sess.run([xs, ys]))
+    except tf.errors.OutOfRangeError:
+        print("done")
+    coord.request_stop()
+    coord.join(threads)
+'''
+
+
+def test_a_file_with_tf1_dataset_members_ports_the_same_twice_and_its_port_stays(
+        tmp_path, monkeypatch):
+    """In a file that uses a member only TF1's datasets have, every tf.data dataset
+    is tf.compat.v1's, the rewrite's too: the port of the port changes nothing."""
+    src = tmp_path / "src"
+    program = write_program(src, "train.py", CSV_WITH_A_TF1_DATASET)
+    (src / "data.csv").write_text("a,b\n1,2\n3,4\n5,6\n")
+    monkeypatch.chdir(src)
+    first = port_program(program, tmp_path / "a")
+    assert first.complete and len(first.pipelines) == 1
+    ported = (tmp_path / "a" / "train.py").read_text()
+    assert "filenames = tf.compat.v1.data.Dataset.from_tensor_slices([\"data.csv\"])\n" \
+        in ported
+    assert "tf.compat.v1.data.TextLineDataset(filename).skip(1)" in ported
+    port_program(program, tmp_path / "b")
+    assert (tmp_path / "b" / "train.py").read_text() == ported
+    again = port_program(tmp_path / "a" / "train.py", tmp_path / "c")
+    assert again.changes == () and again.findings == ()
+    assert (tmp_path / "c" / "train.py").read_text() == ported
+    assert_same_run(program, tmp_path / "a" / "train.py", cwd=src)
+
 CIFAR_INPUT = '''\
 """CIFAR-10 binaries in the tutorial's shape: read_cifar10, distortions, a batching
 helper shared by the training and the evaluation inputs."""

@@ -269,16 +269,12 @@ def port_program(source, out, *, argv=(), overwrite=False):
                                     f"not UTF-8 text ({e.reason} at byte {e.start}): copied "
                                     "as it is"))
     sources = dict(originals)
-    rewrite = None
     if sources:
         rewrite = rewrite_pipelines(sources, program.entry, list(argv))
         sources.update(rewrite.sources)
         findings += rewrite.findings
         pipelines = tuple(rewrite.pipelines)
     texts, ported = _port_sources(program, sources, originals, findings)
-    if rewrite is not None:    # the pipeline pass's own tf.data code as it wrote it
-        texts = {path: rewrite.finish(text) if path in rewrite.sources else text
-                 for path, text in texts.items()}
     support = _support_modules(ported)
     _write(program, out, texts, support)
     changes = sorted((change for file in ported.values() for change in file.changes),

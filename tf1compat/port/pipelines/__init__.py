@@ -19,7 +19,6 @@ import tempfile
 import libcst as cst
 
 from tf1compat.port.findings import Finding
-from tf1compat.port.pipelines.codegen import unmarked
 from tf1compat.port.pipelines.observed import Observation, load_observation
 from tf1compat.port.pipelines.rewrite import NotPortable, PortedPipeline, Porter
 from tf1compat.port.pipelines.signatures import BATCHING
@@ -41,18 +40,13 @@ _QUEUE_NAMES = (*_TRAIN_NAMES, "DatasetDataProvider", "prefetch_queue")
 class PipelineRewrite:
     """What :func:`rewrite_pipelines` did: ``sources`` the changed files' new text,
     ``findings`` the pipelines left as they were (and why), ``pipelines`` those
-    written as tf.data. The lines it writes are marked until :meth:`finish`, which
-    the port calls on each file once the name fixers have run."""
+    written as tf.data. The name fixers then treat its tf.data code as the
+    program's own: TF2's names, or ``tf.compat.v1.data``'s in a file that uses a
+    member only TF1's datasets have (so the port of the port changes nothing)."""
 
     sources: dict
     findings: list
     pipelines: list
-
-    @staticmethod
-    def finish(text):
-        """``text`` (a file after the name fixers) with the rewrite's tf.data code as it
-        wrote it: TF2's ``tf.data`` names, which the fixers take for TF1's."""
-        return unmarked(text)
 
 
 def rewrite_pipelines(sources, entry, argv, *, timeout=OBSERVE_TIMEOUT):

@@ -6,32 +6,21 @@ program's own expressions (the producer's file list, the batching call's
 ``tf`` is the name the file imports TensorFlow as.
 """
 
-import re
-
-__all__ = ["MARK", "marked", "unmarked", "NameChooser", "iterator_next",
+__all__ = ["statement_text", "NameChooser", "iterator_next",
            "file_list_statements", "reader_expression", "map_statement", "batching_statement",
            "choose_dataset_name", "prefix_of"]
 
 _DATASET_NAMES = ("dataset", "records", "examples", "data")
-# Ends each line the rewrite writes until the fixers have run (:func:`unmarked`).
-MARK = "  # tf1compat port: tf.data"
-# TF2 names the rewrite writes that TF1 code means otherwise: the name fixers send the
-# TF1 ones to tf.compat.v1 (TF1's tf.data.Dataset is DatasetV1); on marked lines they
-# are the rewrite's, and stay TF2's.
-_V1_DATA = re.compile(r"\b(\w+)\.compat\.v1\.data\.(Dataset|TFRecordDataset|"
-                      r"FixedLengthRecordDataset|TextLineDataset|AUTOTUNE)\b")
-
-
 _WIDTH = 95   # a generated line longer than this (with its indentation) is wrapped
 
 
-def marked(text, column=0):
-    """Generated statement ``text``, to be placed at ``column``, with :data:`MARK` at
-    the end of each line; a long ``x = a.b(...).c(...)`` is wrapped at its dots."""
+def statement_text(text, column=0):
+    """Generated statement ``text``, to be placed at ``column``, each line ending with
+    a newline; a long ``x = a.b(...).c(...)`` is wrapped at its dots."""
     lines = text.rstrip("\n").split("\n")
     if len(lines) == 1:
         lines = wrapped(lines[0], column)
-    return "".join(line + MARK + "\n" for line in lines)
+    return "".join(line + "\n" for line in lines)
 
 
 def wrapped(line, column=0):
@@ -56,18 +45,6 @@ def wrapped(line, column=0):
     prefix = f"{target} = ("
     return ([prefix + parts[0]] + [" " * len(prefix) + part for part in parts[1:-1]]
             + [" " * len(prefix) + parts[-1] + ")"])
-
-
-def unmarked(text):
-    """``text`` (a file the fixers have ported) without the marks, the rewrite's TF2
-    names on the marked lines as it wrote them."""
-    lines = text.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        body = line.rstrip("\r\n")
-        if body.endswith(MARK):
-            ending = line[len(body):]
-            lines[index] = _V1_DATA.sub(r"\1.data.\2", body[:-len(MARK)]) + ending
-    return "".join(lines)
 
 
 class NameChooser:

@@ -78,10 +78,9 @@ class FileEdits:
 
     def generated(self, text, near=None):
         """A statement the rewrite writes, parsed from ``text`` (wrapped when long at
-        the indentation of the statement ``near``), each line marked for
-        :func:`~tf1compat.port.pipelines.codegen.unmarked`."""
+        the indentation of the statement ``near``)."""
         column = self.source.positions[near].start.column if near is not None else 4
-        return self.parse_statement(codegen.marked(text, column))
+        return self.parse_statement(codegen.statement_text(text, column))
 
     def indent_of(self, statement):
         """The indentation unit of the block holding ``statement``."""
