@@ -16,6 +16,7 @@ from port_programs import run_without_tf1compat
 
 from tf1compat import cifar10, cli
 from tf1compat.port.pipelines._harness import structure
+from tf1compat.port.pipelines.runners import drop_runner_starts
 from tf1compat.port.pipelines.verify import structure_mismatch, verify_pipelines
 from tf1compat.port.program import port_program
 from tf1compat.records.example import make_example
@@ -126,6 +127,10 @@ def test_tfrecord_shuffle_batch_with_epochs(tmp_path, rng, monkeypatch, capsys):
     # the fixers' changes are reported at the lines the user wrote, not those of the
     # rewritten file, and none for the tf.data code the rewrite wrote
     assert "train.py:21: tf.Session -> tf.compat.v1.Session\n" in out
+    # no queue runner is left to start; the Coordinator code stays and still works
+    assert ("train.py:24: tf.train.start_queue_runners -> [] (every pipeline is tf.data: no "
+            "queue runner to start)\n") in out
+    assert "        threads = []\n" in ported and "        coord.join(threads)\n" in ported
     assert "tf.data.TFRecordDataset -> " not in out
     printed = assert_same_run(program, tmp_path / "out" / "train.py", cwd=src)
     assert printed == f"done: 42 examples, label sum {2 * total}\n"
@@ -169,6 +174,21 @@ def test_the_structure_of_a_batch_is_its_keys_and_nesting():
         "the original's batches are {'x': array, 'y': array}, the port's "
         "{'x': array, 'z': array}: the program reads them differently")
 
+
+
+def test_the_queue_runners_start_goes_where_no_queue_is_left():
+    original = ("import tensorflow as tf\n\ndef train(sess):\n"
+                "    tf.train.start_queue_runners(sess)  # the runners\n\n"
+                "def more(sess, coord):\n    threads = tf.train.start_queue_runners(sess, coord)\n"
+                "    x = 1; tf.train.start_queue_runners(sess)\n    coord.join(threads)\n"
+                "    queue_runners.start_queue_runners()\n")
+    texts, changes = drop_runner_starts({pathlib.Path("p.py"): original}, {})
+    assert texts[pathlib.Path("p.py")] == (
+        "import tensorflow as tf\n\ndef train(sess):\n    pass\n\n"
+        "def more(sess, coord):\n    threads = []\n    x = 1\n    coord.join(threads)\n"
+        "    queue_runners.start_queue_runners()\n")
+    assert [(c.line, c.replacement.split(" ")[0]) for c in changes] == [
+        (4, "removed"), (7, "[]"), (8, "removed")]
 
 CSV_WITH_A_TF1_DATASET = '''\
 """A CSV queue pipeline beside a dataset read by TF1's make_one_shot_iterator()."""
@@ -633,6 +653,7 @@ def test_read_up_to_with_batch_join_is_left_with_a_finding(tmp_path, rng, monkey
             ) in out
     ported = (tmp_path / "out" / "chunks.py").read_text()
     assert "tf.compat.v1.train.batch_join(" in ported and "tf.data" not in ported
+    assert "threads = tf.compat.v1.train.start_queue_runners(" in ported   # queues remain
     run = run_without_tf1compat(tmp_path / "out" / "chunks.py", cwd=src)   # still queues
     assert run.returncode == 0 and run.stdout == "done\n", run.stderr
 

@@ -259,7 +259,7 @@ def port_program(source, out, *, argv=(), overwrite=False):
     shown_out = display_path(out)
     out = _check_out(program, out, overwrite)
     program.files = [path for path in program.files if not path.resolve().is_relative_to(out)]
-    originals, findings, pipelines = {}, [], ()
+    originals, findings, pipelines, pipeline_changes = {}, [], (), []
     for path in program.files:
         raw = path.read_bytes()
         try:
@@ -274,10 +274,12 @@ def port_program(source, out, *, argv=(), overwrite=False):
         sources.update(rewrite.sources)
         findings += rewrite.findings
         pipelines = tuple(rewrite.pipelines)
+        pipeline_changes = rewrite.changes
     texts, ported = _port_sources(program, sources, originals, findings)
     support = _support_modules(ported)
     _write(program, out, texts, support)
-    changes = sorted((change for file in ported.values() for change in file.changes),
+    changes = sorted((*pipeline_changes,
+                      *(change for file in ported.values() for change in file.changes)),
                      key=lambda change: (change.path, change.line))
     findings += [finding for file in ported.values() for finding in file.findings]
     requirements = set().union(*(file.requirements for file in ported.values()))

@@ -21,6 +21,7 @@ import libcst as cst
 from tf1compat.port.findings import Finding
 from tf1compat.port.pipelines.observed import Observation, load_observation
 from tf1compat.port.pipelines.rewrite import NotPortable, PortedPipeline, Porter
+from tf1compat.port.pipelines.runners import drop_runner_starts
 from tf1compat.port.pipelines.signatures import BATCHING
 from tf1compat.port.pipelines.source import SourceFile
 from tf1compat.port.pipelines.syntax import call_tail, calls_in, shown_path
@@ -39,6 +40,7 @@ _QUEUE_NAMES = (*_TRAIN_NAMES, "DatasetDataProvider", "prefetch_queue")
 @dataclasses.dataclass
 class PipelineRewrite:
     """What :func:`rewrite_pipelines` did: ``sources`` the changed files' new text,
+    ``changes`` its edits besides the pipelines (the queue runners' starts removed),
     ``findings`` the pipelines left as they were (and why), ``pipelines`` those
     written as tf.data. The name fixers then treat its tf.data code as the
     program's own: TF2's names, or ``tf.compat.v1.data``'s in a file that uses a
@@ -47,6 +49,7 @@ class PipelineRewrite:
     sources: dict
     findings: list
     pipelines: list
+    changes: list = dataclasses.field(default_factory=list)
 
 
 def rewrite_pipelines(sources, entry, argv, *, timeout=OBSERVE_TIMEOUT):
@@ -85,7 +88,11 @@ def rewrite_pipelines(sources, entry, argv, *, timeout=OBSERVE_TIMEOUT):
             findings.append(Finding(shown_path(path), line, name, (
                 "the program did not reach this call before its first read from a queue; "
                 "left as it was (port with the arguments that reach it)")))
-    return PipelineRewrite(porter.new_sources(), findings, ported)
+    rewritten, changes = porter.new_sources(), []
+    if ported and not findings:    # no queue runner left anywhere in the program
+        started, changes = drop_runner_starts(sources, rewritten)
+        rewritten.update(started)
+    return PipelineRewrite(rewritten, findings, ported, changes)
 
 
 def _queue_calls(sources):
