@@ -543,18 +543,38 @@ def test_an_unreadable_file_is_reported_and_the_others_read(tfrecords, command):
             in result.stdout
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(90)
 @pytest.mark.parametrize("command", ["verify", "inspect"])
 def test_ctrl_c_while_waiting_for_a_fifo_ends_with_130(tmp_path, command):
     os.mkfifo(tmp_path / "stream")  # no writer: opening it waits
     process = subprocess.Popen([sys.executable, "-m", "tf1compat", command,
                                 str(tmp_path / "stream")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)  # started and blocked in open()
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=30)
+    try:
+        wait_until_blocked_opening_a_fifo(process.pid)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
     assert process.returncode == 130
     assert err == f"tf1compat {command}: interrupted\n"
+
+
+def wait_until_blocked_opening_a_fifo(pid, timeout=40.0):
+    """Return once the process sleeps in the kernel's FIFO open (its wchan), so a signal
+    sent then finds it there, not still importing (a fixed sleep did not, under load)."""
+    wchan = f"/proc/{pid}/wchan"
+    if not os.path.exists(wchan):  # no /proc: give it the time it takes on a quiet machine
+        time.sleep(3)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(wchan) as f:
+            waiting_in = f.read()
+        if "partner" in waiting_in or "fifo" in waiting_in:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"process {pid} never blocked opening the FIFO in {timeout} s")
 
 
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
