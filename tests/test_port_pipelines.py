@@ -7,6 +7,7 @@ Each program is written here, in the style of the TF1 programs it stands for, wi
 its own small seeded data."""
 
 import pathlib
+import re
 import shutil
 
 import numpy as np
@@ -173,6 +174,85 @@ def test_the_structure_of_a_batch_is_its_keys_and_nesting():
     assert structure_mismatch({"x": "array", "y": "array"}, {"x": "array", "z": "array"}) == (
         "the original's batches are {'x': array, 'y': array}, the port's "
         "{'x': array, 'z': array}: the program reads them differently")
+
+
+SEEDED_AT_RANDOM = '''\
+"""CSV files read in a shuffled order, TensorFlow seeded by --seed or, without it, by a
+number drawn anew on each run (as pix2pix does)."""
+import argparse
+import random
+
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int)
+args = parser.parse_args()
+if args.seed is None:
+    args.seed = random.randint(0, 2**31 - 1)
+tf.set_random_seed(args.seed)
+
+files = tf.train.string_input_producer(["a.csv", "b.csv", "c.csv", "d.csv", "e.csv"],
+                                       num_epochs=1)
+reader = tf.TextLineReader()
+_, line = reader.read(files)
+number, = tf.decode_csv(line, record_defaults=[[0]])
+batch = tf.train.batch([number], batch_size=2)
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    total = 0
+    try:
+        while True:
+            total += int(sess.run(batch).sum())
+    except tf.errors.OutOfRangeError:
+        pass
+    coord.request_stop()
+    coord.join(threads)
+print("total", total)
+'''
+
+
+def test_verify_compares_as_multisets_when_the_program_seeds_itself_anew(tmp_path,
+                                                                          monkeypatch):
+    """A seeded shuffle gives one order every run, so verify compares it in order; but
+    a program that draws its seed on each run ran with another graph seed on each side:
+    both sides report theirs, and then the same examples in another order pass, as
+    multisets, saying why. With the same seed (--seed 5) the order is compared and the
+    port's shuffle, tf.data's and not TF1's, differs."""
+    src = tmp_path / "src"
+    program = write_program(src, "train.py", SEEDED_AT_RANDOM)
+    for index, name in enumerate("abcde"):
+        (src / f"{name}.csv").write_text(f"{10 * index}\n{10 * index + 1}\n")
+    monkeypatch.chdir(src)
+    report = port_program(program, tmp_path / "out")
+    [pipeline] = report.pipelines
+    assert pipeline.deterministic and pipeline.seeded
+    run = (report.pipelines, report.entry, report.ported_entry)
+    where = (report.root, report.out_root, report.program_files)
+    verification = verify_pipelines(*run, (), *where)
+    [check] = verification.checks
+    assert verification.passed and not check.report.ordered
+    assert check.report.legacy_count == check.report.reference_count == 10
+    seeds = re.fullmatch(r"as multisets: the two runs were seeded differently \(original "
+                         r"graph seed (\d+), port graph seed (\d+)\): the program seeds "
+                         r"TensorFlow anew on each run, so its shuffled order is another on "
+                         r"each run", check.note)
+    assert seeds is not None and seeds[1] != seeds[2], check.note
+    assert verification.lines()[0] == f"verify: train.py:20: tf.train.batch: same data " \
+        f"({check.note})"
+    assert "pipelines EQUAL (unordered comparison): 10 examples on each side" in \
+        verification.lines()[1]
+
+    verification = verify_pipelines(*run, ("--seed", "5"), *where)
+    [check] = verification.checks
+    assert not verification.passed and check.report.ordered
+    assert check.note == "in order: TF1 delivered one order every run"
+    assert check.report.legacy_count == check.report.reference_count == 10
+    assert not check.report.diffs      # the same examples, in another order
+    assert verification.lines()[:2] == [
+        "verify: train.py:20: tf.train.batch: DIFFERENT data (in order: TF1 delivered one "
+        "order every run)", "  pipelines DIFFER (ordered comparison): 10 examples on each side"]
 
 
 

@@ -34,12 +34,18 @@ EPOCHS = 2   # epochs an endless pipeline is read for
 
 
 class Stream:
-    """Pickled messages on a file descriptor: ``("batch", pipeline, (structure,
-    [arrays]))`` per batch (its :func:`structure` and :func:`leaves`), ``("end",
-    pipeline, error or None)`` after each pipeline."""
+    """Pickled messages on a file descriptor, for each pipeline: ``("seed", pipeline,
+    graph seed or None)`` first (the graph-level seed its graph was built with, which
+    seeds its shuffles), ``("batch", pipeline, (structure, [arrays]))`` per batch (its
+    :func:`structure` and :func:`leaves`), ``("end", pipeline, error or None)`` last
+    (alone when the pipeline was not found)."""
 
     def __init__(self, fd):
         self.file = os.fdopen(fd, "wb")
+
+    def seed(self, index, graph):
+        """Send the graph-level seed of ``graph``, where pipeline ``index`` was built."""
+        pickle.dump(("seed", index, graph.seed), self.file, protocol=pickle.HIGHEST_PROTOCOL)
 
     def batch(self, index, value):
         """Send one fetched batch ``value`` (a nest of arrays) of pipeline ``index``."""
@@ -195,6 +201,7 @@ class PortWatcher:
             graph = dataset._variant_tensor.graph   # the graph the program built it in
             if graph.finalized:   # by the program's Supervisor or MonitoredSession
                 getattr(graph, self.unfinalize)()
+            stream.seed(index, graph)
             try:
                 with graph.as_default():
                     element = self.original_iterator(dataset).get_next()

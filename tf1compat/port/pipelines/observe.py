@@ -453,6 +453,7 @@ def _stream(watcher, sites, stream):
             graph = tf.nest.flatten(fetches)[0].graph
             if graph.finalized:   # by the program's Supervisor or MonitoredSession
                 getattr(graph, op_types.GRAPH_UNFINALIZE)()
+            stream.seed(index, graph)
             with SessionIterator(fetches, graph=graph, config=session_config()) as batches:
                 for batch in batches:
                     stream.batch(index, batch)

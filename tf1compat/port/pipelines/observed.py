@@ -83,6 +83,19 @@ class Pipeline:
     batch_stack: tuple[Frame, ...] = ()
     summaries: list[OpRecord] = dataclasses.field(default_factory=list)
 
+    @property
+    def seeded(self):
+        """Whether its order comes from a seeded shuffle (a producer's or a queue's):
+        the same seeds give the same order, another seed another."""
+        return any(any(step.settings.get("seeds") or ()) for step in _all_steps(self.plan))
+
+
+def _all_steps(chain):
+    for step in chain:
+        yield step
+        for inner in step.steps:
+            yield from _all_steps(inner)
+
 
 @dataclasses.dataclass
 class Observation:

@@ -84,8 +84,9 @@ class NotPortable(Exception):
 class PortedPipeline:
     """A pipeline the rewrite wrote as tf.data: where its batching call (or, for
     examples fetched one at a time, its read) was, what it is (``text``, the plan),
-    whether TF1 delivered one order every run (``deterministic``), and the names of
-    what it delivers (``names``)."""
+    whether TF1 delivered one order every run (``deterministic``), whether that order
+    comes from a seeded shuffle (``seeded``), and the names of what it delivers
+    (``names``)."""
 
     path: str
     line: int
@@ -102,6 +103,7 @@ class PortedPipeline:
     notes: list = dataclasses.field(default_factory=list)
     endless: bool = False              # its files repeat forever (TF1's default)
     observed_at: tuple | None = None   # (file, line) of its call in the graph's traceback
+    seeded: bool = False               # its order comes from a seeded shuffle
 
     def __str__(self):
         where = f"{shown_path(self.path)}:{self.line}: {self.api} -> tf.data"
@@ -288,6 +290,7 @@ class Porter:
             ported = self.ported_sites[site]
             self.analog_pipelines.remove(ported)
             ported.text, ported.deterministic = pipeline.text, pipeline.deterministic
+            ported.seeded = pipeline.seeded
             ported.like = None
             return ported
         saved = {real: _snapshot(edits) for real, edits in self.edits.items()}
@@ -498,7 +501,8 @@ class Porter:
         ported = PortedPipeline(self.sources[call.file].path, source_of_call.lines(node)[0],
                                 name, pipeline.text, pipeline.deterministic, batch.names(),
                                 iterator_at=iterator, notes=self._summary_notes(pipeline),
-                                observed_at=(call.file, call.line), **_batching(shape))
+                                observed_at=(call.file, call.line), seeded=pipeline.seeded,
+                                **_batching(shape))
         self.ported.append(ported)
         self.ported_sites[(read_frame.file, read_frame.line)] = ported
         return ported
@@ -530,6 +534,7 @@ class Porter:
                                 pipeline.text, pipeline.deterministic, list(outputs),
                                 observed_at=(read_site.frame.file, read_site.frame.line),
                                 iterator_at=self.note_iterator(source, anchor, at_end=True),
+                                seeded=pipeline.seeded,
                                 **_batching(shape))
         self.ported.append(ported)
         return ported

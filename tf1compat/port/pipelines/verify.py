@@ -7,7 +7,9 @@ unimportable), both with the same arguments, from the current folder, at once.
 Each side stops its program at its first read of its input, reads every ported
 pipeline to its end and writes the batches to a pipe; here they are compared
 pipeline by pipeline with :func:`~tf1compat.compare`: in order where TF1 delivered
-one order every run (one thread, no shuffling), as multisets otherwise. What both
+one order every run (one thread, no shuffling or a seeded one), as multisets
+otherwise, and also where that order comes from a seeded shuffle but the two sides'
+graph-level seeds differ (a program that seeds TensorFlow anew on each run). What both
 sides do to make that comparison meaningful (random ops as fixed draws, endless
 pipelines read for two epochs) is in :mod:`._harness`.
 """
@@ -31,6 +33,7 @@ __all__ = ["verify_pipelines", "PipelineCheck", "Verification", "VERIFY_TIMEOUT"
            "structure_mismatch"]
 
 VERIFY_TIMEOUT = 1800.0   # seconds both sides may take, together
+NO_SEED = object()        # a side that sent no seed (it failed first)
 
 
 @dataclasses.dataclass
@@ -103,6 +106,16 @@ class _Side:
         os.close(write)
         self.pipe = os.fdopen(read, "rb")
         self.name = name
+        self.pending = None      # a message read ahead by seed()
+
+    def seed(self, index):
+        """The graph-level seed pipeline ``index`` was built with (None: unset), or
+        ``NO_SEED`` when the side sent none (it failed before: its batches say why)."""
+        message = self._next()
+        if message[0] == "seed" and message[1] == index:
+            return message[2]
+        self.pending = message
+        return NO_SEED
 
     def batches(self, index, names):
         """The batches of pipeline ``index`` as dicts of ``names``; raises RuntimeError
@@ -110,6 +123,8 @@ class _Side:
         while True:
             message = self._next()
             kind, number, payload = message
+            if kind == "seed" and number == index:   # not read by seed(): the side failed
+                continue
             if number != index:
                 raise RuntimeError(f"{self.name} side: pipeline {number} arrived while "
                                    f"pipeline {index} was read")
@@ -131,6 +146,9 @@ class _Side:
             pass
 
     def _next(self):
+        if self.pending is not None:
+            message, self.pending = self.pending, None
+            return message
         try:
             return pickle.load(self.pipe)
         except EOFError:
@@ -227,7 +245,14 @@ _RUN_HARNESS = ("import runpy, sys; path = sys.argv.pop(1); "
 
 
 def _check(index, pipeline, original, port):
-    ordered = pipeline.deterministic
+    try:
+        seeds = original.seed(index), port.seed(index)
+    except RuntimeError as e:
+        original.drain(index)
+        port.drain(index)
+        return PipelineCheck(pipeline, error=str(e))
+    reseeded = pipeline.seeded and NO_SEED not in seeds and seeds[0] != seeds[1]
+    ordered = pipeline.deterministic and not reseeded
     names = list(pipeline.names)
     try:
         report = compare(original.batches(index, names), port.batches(index, names),
@@ -243,7 +268,7 @@ def _check(index, pipeline, original, port):
     if not report.legacy_count and not report.reference_count:
         return PipelineCheck(pipeline, report, note=(
             "no example on either side: nothing was compared (the data gives no whole batch)"))
-    passed, note = _verdict(report, pipeline)
+    passed, note = _verdict(report, pipeline, seeds if reseeded else None)
     return PipelineCheck(pipeline, report, passed=passed, note=note)
 
 
@@ -266,11 +291,17 @@ def structure_mismatch(original, port):
             f"{_shown_structure(port)}: the program reads them differently")
 
 
-def _verdict(report, pipeline):
-    """Whether ``report`` shows the same data, and what was compared."""
+def _verdict(report, pipeline, seeds=None):
+    """Whether ``report`` shows the same data, and what was compared (``seeds``: the
+    two sides' graph seeds, when they differ and the order comes from them)."""
     if report.ordered:
         return report.equal, "in order: TF1 delivered one order every run"
-    note = "as multisets: TF1's order changes from run to run (shuffling or threads)"
+    if seeds is not None:
+        note = (f"as multisets: the two runs were seeded differently (original graph seed "
+                f"{seeds[0]}, port graph seed {seeds[1]}): the program seeds TensorFlow anew "
+                "on each run, so its shuffled order is another on each run")
+    else:
+        note = "as multisets: TF1's order changes from run to run (shuffling or threads)"
     if report.equal:
         return True, note
     extra_legacy = sum(max(0, d.legacy_copies - d.reference_copies) for d in report.diffs)
