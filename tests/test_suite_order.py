@@ -3,8 +3,13 @@ modules with the most tests marked slow first, each module's tests kept together
 in their order."""
 
 import pathlib
+import re
+import subprocess
+import sys
 
 from conftest import pytest_collection_modifyitems
+
+SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "test"
 
 
 class Item:
@@ -30,3 +35,28 @@ def test_modules_with_more_slow_tests_come_first_each_in_its_order():
     # then a and d by their number of tests
     assert [item.name for item in items] == ["c1", "c2", "c3", "b1", "a1", "a2", "a3",
                                              "d1", "d2"]
+
+
+def test_a_worker_that_dies_fails_the_run_and_the_run_ends(tmp_path):
+    """scripts/test's options for the two workers, on a module whose test ends its
+    worker's process (as pytest-timeout does to a test over its limit): the test is
+    reported crashed, the run fails and ends (with a replacement worker, pytest-xdist
+    3.8's loadscope run waited forever)."""
+    options = re.search(r'^XDIST="([^"]+)"$', SCRIPT.read_text(), re.MULTILINE)
+    assert options, "scripts/test names its xdist options in XDIST"
+    for module in "abcd":
+        body = "    os._exit(1)\n" if module == "b" else "    pass\n"
+        (tmp_path / f"test_{module}.py").write_text(
+            "import os\n\n\ndef test_1():\n    pass\n\n\ndef test_2():\n" + body
+            + "\n\ndef test_3():\n    pass\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", *options.group(1).split(),
+                             "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(tmp_path)],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    # 1: the crash is reported as the test's failure; 3: pytest-xdist's own internal
+    # error on the dead worker's channel (about one run in four) -- either way it ends
+    assert result.returncode in (1, 3), result.stdout[-2000:]
+    if result.returncode == 1:
+        assert "worker 'gw" in result.stdout
+        assert "crashed while running 'test_b.py::test_2'" in result.stdout
+        assert re.fullmatch(r"1 failed, \d+ passed in [\d.]+s",
+                            result.stdout.splitlines()[-1]), result.stdout[-2000:]
