@@ -40,6 +40,11 @@ NOT_RUN = {
     ("docs/data-service.md", "scripts/bench --suite service"),
     ("docs/corpus.md", "mkdir -p corpus-src repositories"),
     ("docs/corpus.md", "scripts/corpus --from corpus-src"),
+    ("docs/corpus.md", "git clone -q https://github.com/tensorflow/models "
+                       "repositories/tensorflow/models"),
+    ("docs/port.md", "scripts/corpus --programs corpus/models.json --from models-src "
+                     "--mode port --timeout 600"),
+    ("docs/port.md", "import tarfile"),  # tensorflow/models' slim, ported (not ours)
 }
 
 
