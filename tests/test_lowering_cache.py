@@ -472,8 +472,10 @@ def test_a_corrupt_record_fails_after_the_batches_of_the_chunks_before_it(image_
 
 def test_planning_the_cache_of_a_list_of_files_runs_nothing(image_files):
     """The files of a string_input_producer of a list are the names the graph notes
-    for its queue: planning the cache runs no dataset to learn them (it reads the
-    first records in Python for the estimate), so lowering adds no function."""
+    for its queue: planning the cache runs no dataset of the producer's epoch
+    (``one_epoch``, mapped over ``Dataset.range(1)``) to learn them (it reads the first
+    records in Python for the estimate). TensorFlow 2.16 also lists the functions the
+    lowering builds, later versions none, so only the producer's is looked for."""
     from tensorflow.python.eager import context
 
     paths, _ = image_files
@@ -481,7 +483,8 @@ def test_planning_the_cache_of_a_list_of_files_runs_nothing(image_files):
         batch = classic(paths, num_epochs=2)
         functions = set(context.context().list_function_names())
         lowering = lower(batch)
-        assert set(context.context().list_function_names()) == functions
+        added = set(context.context().list_function_names()) - functions
+        assert not [name for name in added if "one_epoch" in name], added
         cached, uncached = with_and_without(batch)
     assert lowering.describe().startswith("3 files, 2 epochs, in order -> cache(3 files")
     assert_same_batches(batches(cached), batches(uncached))
