@@ -601,14 +601,10 @@ def test_a_dispatcher_without_workers_is_named_when_the_read_stalls(lonely_dispa
         f"HOST:{dispatcher.port}`)")
 
 
-def test_a_dispatcher_that_stops_answering_mid_epoch_ends_the_run(request, cluster_servers,
-                                                                    records, tmp_path):
-    """SIGSTOP, not a kill: the connection stays open and nothing answers. With
-    --data-service-timeout 5 the run ends with one line and exit 2 (it waited 40 s and
-    more: the read's close blocked in TensorFlow's client, and then Python's exit). On
-    the module's cluster, its dispatcher continued (SIGCONT) after the test: the last
-    but one of the module's tests."""
-    service, dispatcher, _ = cluster_servers
+def start_slow_run(request, service, records, tmp_path):
+    """``tf1compat run --tf-data --data-service SERVICE --data-service-timeout 5`` of
+    SLOW_PROGRAM over ``records``, once it has read its first batch (killed after the
+    test)."""
     program = tmp_path / "program.py"
     program.write_text(SLOW_PROGRAM)
     run = subprocess.Popen(
@@ -618,6 +614,18 @@ def test_a_dispatcher_that_stops_answering_mid_epoch_ends_the_run(request, clust
     request.addfinalizer(run.kill)
     first = run.stdout.readline()
     assert first.startswith("read "), run.stderr.read()[-3000:]
+    return run
+
+
+def test_a_dispatcher_that_stops_answering_mid_epoch_ends_the_run(request, cluster_servers,
+                                                                    records, tmp_path):
+    """SIGSTOP, not a kill: the connection stays open and nothing answers. With
+    --data-service-timeout 5 the run ends with one line and exit 2 (it waited 40 s and
+    more: the read's close blocked in TensorFlow's client, and then Python's exit). On
+    the module's cluster, its dispatcher continued (SIGCONT) after the test: the last
+    but one of the module's tests."""
+    service, dispatcher, _ = cluster_servers
+    run = start_slow_run(request, service, records, tmp_path)
     dispatcher.process.send_signal(signal.SIGSTOP)
     request.addfinalizer(lambda: dispatcher.process.send_signal(signal.SIGCONT))
     stopped = time.monotonic()
@@ -667,15 +675,7 @@ def test_a_server_gone_for_good_ends_the_read_within_the_bound(request, cluster_
     assert str(stalled) in str(e.value) and isinstance(stalled, tc.DataServiceError)
     assert stalled.address == service and stalled.timeout == 5 and read >= 4
 
-    program = tmp_path / "program.py"
-    program.write_text(SLOW_PROGRAM)
-    run = subprocess.Popen(
-        [sys.executable, "-m", "tf1compat", "run", "--tf-data", "--data-service", service,
-         "--data-service-timeout", "5", str(program), *records],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_ENV)
-    request.addfinalizer(run.kill)
-    first = run.stdout.readline()
-    assert first.startswith("read "), run.stderr.read()[-3000:]
+    run = start_slow_run(request, service, records, tmp_path)
     dispatcher.process.kill()
     dispatcher.process.wait()
     killed = time.monotonic()
