@@ -2,21 +2,20 @@
 with the in-memory caches of the lowering and the fast paths against hand-written
 tf.data.
 
-The records are :mod:`.reading`'s (raw bytes, and PNG in slim's layout, built once
-under ``out_dir/data``): as many as CIFAR-10's training split, read for as many
-epochs as a short training run (``--quick``: 300 records, 2 epochs) at batch 128,
-files in order. Each row is timed, wall clock and the process's CPU (all its
-threads), from building the pipeline to its last batch (the cache is filled in
-that time), in a fresh subprocess per row and round, rounds interleaved. Rows: the
-classic queue pipeline (read, ``parse_single_example``, decode, ``tf.train.batch``)
-and slim's ``DatasetDataProvider`` pipeline, each lowered with ``to_tf_data`` (with
-the cache, as by default, and without it), the same two as fast paths
-(``build_example_batches`` and slim's ``BatchedDatasetDataProvider``, with their
-cache and without it), and the hand-written tf.data
-batch-then-parse of TensorFlow's guides, without a cache and with ``.cache()``
-added by hand. Ratio: the reference's time over the row's, per round, then the
-median (and the rounds' range); the cache's gain: a row's time without its cache
-over its time with it. Writes ``epochs.md`` and ``epochs.json``.
+The records are :mod:`.reading`'s (raw bytes, and PNG in slim's layout, built once under
+``out_dir/data``): as many as CIFAR-10's training split, read for as many epochs as a
+short training run (``--quick``: 300 records, 2 epochs) at batch 128, files in order.
+Each row is timed, wall clock and the process's CPU (all its threads), from building the
+pipeline to its last batch (the cache is filled in that time), and its set-up apart (to
+the first batch), in a fresh subprocess per row and round, rounds interleaved. Rows: the
+classic queue pipeline (read, ``parse_single_example``, decode, ``tf.train.batch``) and
+slim's ``DatasetDataProvider`` pipeline, each lowered with ``to_tf_data`` (with the
+cache, as by default, and without it), the same two as fast paths
+(``build_example_batches`` and slim's ``BatchedDatasetDataProvider``, with their cache
+and without it), and the hand-written tf.data batch-then-parse of TensorFlow's guides,
+without a cache and with ``.cache()`` added by hand. Ratio: the reference's time over
+the row's, per round, then the median (and the rounds' range); the cache's gain: a row's
+time without its cache over its time with it. Writes ``epochs.md`` and ``epochs.json``.
 """
 
 import json
@@ -152,9 +151,12 @@ def measure(row, path, png, epochs):
     build, cache = ROWS[row]
     _load_modules()
     start, start_cpu = time.perf_counter(), time.process_time()
-    examples = sum(len(batch["label"]) for batch in build(path, png, cache, epochs))
+    batches = iter(build(path, png, cache, epochs))
+    examples = len(next(batches)["label"])
+    first = time.perf_counter() - start
+    examples += sum(len(batch["label"]) for batch in batches)
     return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - start_cpu,
-            "examples": examples, "peak_rss_mb": peak_rss_mb()}
+            "first_batch_seconds": first, "examples": examples, "peak_rss_mb": peak_rss_mb()}
 
 
 # ------------------------------------------------------------ the suite
@@ -189,6 +191,10 @@ def summarize(results):
         prefix = "PNG: " if row.startswith("PNG: ") else ""
         summary[row] = {"seconds": statistics.median(m["seconds"] for m in rounds),
                         "cpu_seconds": statistics.median(m["cpu_seconds"] for m in rounds),
+                        "first_batch_seconds": statistics.median(
+                            m["first_batch_seconds"] for m in rounds),
+                        "after_first_seconds": statistics.median(
+                            m["seconds"] - m["first_batch_seconds"] for m in rounds),
                         "examples": rounds[0]["examples"],
                         "peak_rss_mb": max(m["peak_rss_mb"] for m in rounds)}
         for key, reference in (("vs_uncached", REFERENCE), ("vs_cached", CACHED_REFERENCE)):
@@ -218,14 +224,17 @@ def format_table(summary, settings):
         "and the process's CPU (all its threads: what the load does not change), median of "
         f"{settings['rounds']} interleaved rounds, one process per row and round. "
         "Speed-up: the reference's time over the row's, per round, median (range of the "
-        "rounds); the cache's gain: the row's time without its cache over its time with it.",
+        "rounds); the cache's gain: the row's time without its cache over its time with it. "
+        "Set-up: seconds to the first batch (building the pipeline, its functions and the "
+        "first batch); the epochs: the rest, to the last batch (medians each).",
         "",
-        f"| pipeline | seconds | CPU s | examples | speed-up vs {REFERENCE} | speed-up vs "
-        f"{CACHED_REFERENCE} | the cache's gain | peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"| pipeline | seconds | set-up s | the epochs s | CPU s | examples | speed-up vs "
+        f"{REFERENCE} | speed-up vs {CACHED_REFERENCE} | the cache's gain | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row, values in summary.items():
-        lines.append(f"| {row} | {values['seconds']:.2f} | {values['cpu_seconds']:.2f} | "
+        lines.append(f"| {row} | {values['seconds']:.2f} | {values['first_batch_seconds']:.2f} | "
+                     f"{values['after_first_seconds']:.2f} | {values['cpu_seconds']:.2f} | "
                      f"{values['examples']:,} | {_cell(values['vs_uncached'])} | "
                      f"{_cell(values['vs_cached'])} | {_cell(values['cache_gain'])} | "
                      f"{values['peak_rss_mb']:,.0f} |")
@@ -263,7 +272,8 @@ def run(quick=False, out_dir="bench-results"):
             for (name, _, _), measured in zip(group, answers, strict=True):
                 results[name].append(measured)
                 print(f"round {round_index + 1}/{settings['rounds']}  {name:45s} "
-                      f"{measured['seconds']:8.2f} s {measured['cpu_seconds']:8.2f} CPU s",
+                      f"{measured['seconds']:8.2f} s ({measured['first_batch_seconds']:.2f} s "
+                      f"to the first batch) {measured['cpu_seconds']:8.2f} CPU s",
                       flush=True)
     load_after = os.getloadavg()[0]
     summary = summarize(results)

@@ -44,6 +44,8 @@ def test_quick_epochs_bench_times_every_row_over_its_epochs(tmp_path, capsys):
         summary = results["summary"][row]
         assert summary["examples"] == epochs.QUICK["epochs"] * epochs.QUICK["examples"]
         assert summary["cpu_seconds"] > 0
+        # set-up (to the first batch) and the epochs after it make the row's time
+        assert 0 < summary["first_batch_seconds"] and 0 <= summary["after_first_seconds"]
         # the cache's gain: for the cached rows, over their uncached twins
         assert (summary["cache_gain"] is None) == (row.endswith("no cache") or
                                                    row.endswith(epochs.REFERENCE))
