@@ -219,6 +219,29 @@ def test_several_readers_of_one_file_stream_the_interleaves_elements(tmp_path, n
     assert all((example["image"] == example["id"] % 256).all() for example in examples(cached))
 
 
+def test_one_reader_of_slim_batches_cut_from_the_kept_chunks(tmp_path):
+    """slim's DatasetDataProvider(num_readers=1) leaves a map of the reader's key and
+    record before its decoding map; cached, it is not a step between the kept rows and
+    the batch: the batches are cut from the kept chunks (a rebatch, no batch of single
+    rows after each epoch's unbatch), the uncached batches, epoch by epoch."""
+    from tf1compat.slim import dataset_data_provider
+
+    with tc.legacy_graph():
+        provider = dataset_data_provider.DatasetDataProvider(
+            one_file_slim_data(tmp_path, 300), num_readers=1, shuffle=False, num_epochs=3)
+        image, example_id = provider.get(["image", "id"])
+        batch = tc.batch({"image": image, "id": example_id}, 7, allow_smaller_final_batch=True)
+        lowering = lower(batch)
+        datasets = with_and_without(batch)
+    graph = tf.compat.v1.GraphDef.FromString(
+        lowering.cached.build()._as_serialized_graph().numpy())
+    top = {node.op for node in graph.node}
+    assert "RebatchDatasetV2" in top and "BatchDatasetV2" not in top, sorted(top)
+    cached, uncached = map(batches, datasets)
+    assert_same_batches(cached, uncached)
+    assert [int(i) for b in cached for i in b["id"]] == list(range(300)) * 3
+
+
 def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
     paths, images = image_files
     with tc.legacy_graph():

@@ -453,6 +453,24 @@ def _bytes(specs):
     return sum(spec.shape.num_elements() * spec.dtype.size for spec in specs)
 
 
+def _without_noops_after(plan, step):
+    """``plan`` without the maps that pass the elements on as they are right after
+    ``step`` (a map of the reader's key and record that slim's provider leaves before
+    its decoding map): the step after the cached rows is then their own (a batch cut
+    from the kept chunks, not one of single rows)."""
+    chain = plan.chain()
+    while step in chain and chain.index(step) + 1 < len(chain):
+        position = chain.index(step) + 1
+        noop = chain[position]
+        if not (isinstance(noop, Map) and noop.is_noop()):
+            break
+        if position + 1 == len(chain):
+            return step
+        chain[position + 1].upstream = step
+        chain = plan.chain()
+    return plan
+
+
 def _shuffle_kept_rows(plan, map_step, specs):
     """``plan`` with a shuffle buffer that follows ``map_step`` (the map after the
     cache) moved before it, when TF1 ran the map on several threads with ops that
@@ -543,6 +561,8 @@ def _cached_plan(plan, graph_def, budget):
     if point.read_place[1] is not None and len(files) == 1:
         plan = _one_file_readers(plan, point.read_place[1], cached_read, cache)
         chain = plan.chain()
+    plan = _without_noops_after(plan, cached_read)
+    chain = plan.chain()
     if cached_read in chain and chain.index(cached_read) + 1 < len(chain):
         plan = _shuffle_kept_rows(plan, chain[chain.index(cached_read) + 1], specs)
         chain = plan.chain()
