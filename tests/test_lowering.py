@@ -2,6 +2,7 @@
 its queue version (tc.compare without a reference), the readable plan, and the refusals."""
 
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -507,6 +508,54 @@ def test_seeded_random_preprocessing_gives_tf1_values(tmp_path):
         batch = tc.batch(image, 5, allow_smaller_final_batch=True)
         assert "in order: stateful Random" in tc.describe_lowering(batch)
         assert_equal_to_own_lowering(batch, ordered=True, count=24)
+
+
+@pytest.mark.parametrize("reader, threads, shuffled_first", [
+    ("fixed_length", 4, True), ("fixed_length", 1, False), ("tfrecord", 4, False)])
+def test_random_distortions_on_threads_run_after_a_shuffle_of_records_of_known_size(
+        tmp_path, reader, threads, shuffled_first):
+    """Uncached, a shuffle buffer after random crops TF1 ran on several threads (drawn
+    in no fixed order) holds the fixed-length records (3,073 bytes) instead of the
+    crops (24x24x3 float32 and a label: 6,916 bytes), the map running after it; on one
+    thread (TF1's order of draws) and over TFRecords (a record's size is known only
+    when read) it stays after the map. Each epoch gives every record once, cropped."""
+    from tf1compat import cifar10
+
+    source = cifar10.make_synthetic(str(tmp_path), 20, 2, seed=3)
+    files = [os.path.join(source, f"data_batch_{i}.bin") for i in range(1, 6)]
+    records = [pathlib.Path(f).read_bytes()[i:i + 3073] for f in files
+               for i in range(0, 4 * 3073, 3073)]
+    if reader == "tfrecord":
+        files = [str(tmp_path / "records.tfrecord")]
+        write_records(files[0], records)
+    with tc.legacy_graph():
+        queue = tc.string_input_producer(files, num_epochs=2)
+        read = (tc.TFRecordReader() if reader == "tfrecord"
+                else tc.FixedLengthRecordReader(1 + 32 * 32 * 3))
+        _, value = read.read(queue)
+        values = tf.io.decode_raw(value, tf.uint8)
+        image = tf.transpose(tf.reshape(values[1:], [3, 32, 32]), [1, 2, 0])
+        crop = tf.image.random_crop(tf.cast(image, tf.float32), [24, 24, 3])
+        label = tf.cast(values[0], tf.int32)
+        batch = tc.shuffle_batch([crop, label], 4, capacity=30, min_after_dequeue=12,
+                                 num_threads=threads, allow_smaller_final_batch=True)
+        plan = tc.describe_lowering(batch, cache=False)
+        dataset = tc.to_tf_data(batch, cache=False)
+    order = ["shuffle(buffer 12, unseeded)", "map(", "batch(4, keep remainder)"]
+    if not shuffled_first:
+        order[:2] = order[1::-1]
+    positions = [plan.index(step) for step in order]
+    assert positions == sorted(positions), plan
+    crops = [(int(label), crop) for crops, labels in dataset.as_numpy_iterator()
+             for crop, label in zip(crops, labels, strict=True)]
+    assert sorted(label for label, _ in crops) == sorted([record[0] for record in records] * 2)
+    sources = {}
+    for record in records:
+        sources.setdefault(record[0], []).append(
+            np.frombuffer(record[1:], np.uint8).reshape(3, 32, 32).transpose(1, 2, 0))
+    for label, crop in crops:
+        assert any((crop == image[r:r + 24, c:c + 24]).all() for image in sources[label]
+                   for r in range(9) for c in range(9))
 
 
 # ------------------------------------------------------------ batch-then-parse

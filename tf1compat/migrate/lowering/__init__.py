@@ -24,7 +24,15 @@ from tf1compat.migrate.lowering.caching import plan_cache
 from tf1compat.migrate.lowering.distributed import build_distributed
 from tf1compat.migrate.lowering.graph_function import check_fetch
 from tf1compat.migrate.lowering.graph_reader import GraphReader
-from tf1compat.migrate.lowering.plan import Batch, Interleave, Prefetch, Read, RoundRobin, Step
+from tf1compat.migrate.lowering.plan import (
+    Batch,
+    Interleave,
+    Prefetch,
+    Read,
+    RoundRobin,
+    Step,
+    shuffle_after_reads,
+)
 from tf1compat.pipeline.cache_budget import cache_budget
 from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.index import graph_notes, set_aside_queue_runners
@@ -137,9 +145,11 @@ class ReadPlan(NamedTuple):
 
 def read_plan(fetches: Any, prune_features: bool = True) -> ReadPlan:
     """The plan of the queue pipeline behind ``fetches`` as its graph has it: each map
-    where the graph runs its ops (per example before a batch; not vectorized), not
-    cached, without the prefetch :func:`lower` adds. ``tf1compat port`` writes the
-    program's tf.data code from it. Raises as :func:`lower` does."""
+    where the graph runs its ops (per example before a batch; not vectorized), each
+    shuffle buffer where the graph fills it, not cached, without the prefetch
+    :func:`lower` adds. ``tf1compat port`` writes the program's tf.data code from it,
+    in the order of :func:`~tf1compat.migrate.lowering.plan.shuffle_after_reads`, as
+    the uncached :func:`lower` builds it. Raises as :func:`lower` does."""
     for fetch in tf.nest.flatten(fetches):
         check_fetch(fetch)
     if not is_graph_fetches(fetches):
@@ -172,7 +182,7 @@ def lower(fetches: Any, prune_features: bool = True,
     plan, batched, queues, graph_def = read_plan(fetches, prune_features)
     budget = cache_budget(cache)
     cached, not_cached = _eagerly(lambda: plan_cache(plan, graph_def, budget))
-    plan = _prefetched(vectorize(plan, graph_def))
+    plan = _prefetched(vectorize(shuffle_after_reads(plan), graph_def))
     if cached is not None:
         cached.upstream = _prefetched(cached.upstream)
     return Lowering(fetches, plan, batched, queues, cached, not_cached)

@@ -16,9 +16,9 @@ reshapes), :func:`plan_cache` rewrites the plan so that work is done once:
   seeds included) over those rows (:class:`CachedRead`), and the rest runs as
   before: shuffle buffers with their seeds, the per-example ops that vary (random
   crops and flips, py_func) on every epoch, batching. The elements are the same,
-  epoch by epoch. A shuffle buffer after a map of such ops that TF1 ran on several
-  threads (drawing in no fixed order) moves before it when the kept rows are no
-  bigger than the map's results.
+  epoch by epoch. A shuffle buffer after the map of such ops moves before it by the
+  plan's rule (:func:`~tf1compat.migrate.lowering.plan.shuffle_first`), the kept
+  rows being what fills it.
 
 Not cached: a pipeline that reads its files once, one without a producer of files,
 one whose per-example map starts with nothing deterministic, one whose cached
@@ -52,6 +52,8 @@ from tf1compat.migrate.lowering.plan import (
     Step,
     Values,
     build_steps,
+    element_bytes,
+    shuffle_first,
 )
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
 from tf1compat.pipeline.graph_model import op_types
@@ -445,14 +447,6 @@ def _estimate(specs, reading, files):
     return 0
 
 
-def _bytes(specs):
-    """Bytes of one element of ``specs`` (tensors or specs); None when a shape is
-    not fixed."""
-    if not all(spec.shape.is_fully_defined() for spec in specs):
-        return None
-    return sum(spec.shape.num_elements() * spec.dtype.size for spec in specs)
-
-
 def _without_noops_after(plan, step):
     """``plan`` without the maps that pass the elements on as they are right after
     ``step`` (a map of the reader's key and record that slim's provider leaves before
@@ -469,29 +463,6 @@ def _without_noops_after(plan, step):
         chain[position + 1].upstream = step
         chain = plan.chain()
     return plan
-
-
-def _shuffle_kept_rows(plan, map_step, specs):
-    """``plan`` with a shuffle buffer that follows ``map_step`` (the map after the
-    cache) moved before it, when TF1 ran the map on several threads with ops that
-    vary (random distortions: TF1 drew them in no fixed order, so the draws may come
-    after the shuffle) and the kept rows (``specs``) take no more bytes than the
-    map's results: the buffer then fills without the map, and holds less. Else
-    ``plan`` as it is."""
-    chain = plan.chain()
-    position = chain.index(map_step) + 1
-    shuffle = chain[position] if position < len(chain) else None
-    if (not isinstance(map_step, Map) or not isinstance(shuffle, Shuffle)
-            or map_step.threads == 1 or not map_step.stateful or map_step.unbatch):
-        return plan
-    made = _bytes(map_step.function.outputs)
-    if made is None or _bytes(specs) > made:
-        return plan
-    shuffle.upstream, map_step.upstream = map_step.upstream, shuffle
-    if position + 1 < len(chain):
-        chain[position + 1].upstream = map_step
-        return plan
-    return map_step
 
 
 def _one_file_readers(plan, interleave, cached_read, cache):
@@ -564,7 +535,7 @@ def _cached_plan(plan, graph_def, budget):
     plan = _without_noops_after(plan, cached_read)
     chain = plan.chain()
     if cached_read in chain and chain.index(cached_read) + 1 < len(chain):
-        plan = _shuffle_kept_rows(plan, chain[chain.index(cached_read) + 1], specs)
+        plan = shuffle_first(plan, chain[chain.index(cached_read) + 1], element_bytes(specs))
         chain = plan.chain()
         batch = chain[chain.index(cached_read) + 1]
         if isinstance(batch, Batch) and not batch.padded:   # cut from the kept chunks

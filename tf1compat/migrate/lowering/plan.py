@@ -6,12 +6,19 @@ A plan is a chain of steps, each holding its ``upstream`` step; a chain starts a
 :class:`Interleave`, at an :class:`Element` (one upstream element as a dataset).
 Elements are flat tuples of tensors (or one tensor).
 :mod:`tf1compat.migrate.lowering.graph_reader` reads the graph and assembles the steps.
+
+The plan also owns the one rule by which a lowered pipeline runs in another order
+than its graph: a shuffle buffer right after a per-example map moves before it
+when :meth:`Map.lets_shuffle_go_first` (:func:`shuffle_first`); the uncached plan
+and ``tf1compat port`` apply it after a read (:func:`shuffle_after_reads`), the
+cache (:mod:`.caching`) after its kept rows.
 """
 
 from tf1compat._tf import tf
 
-__all__ = ["Batch", "build_steps", "Element", "Interleave", "Map", "Prefetch", "Read",
-           "RoundRobin", "Shuffle", "Values", "describe_seed"]
+__all__ = ["Batch", "build_steps", "Element", "element_bytes", "Interleave", "Map", "Prefetch",
+           "Read", "RoundRobin", "Shuffle", "shuffle_after_reads", "shuffle_first", "Values",
+           "describe_seed"]
 
 _DEFAULT_GRAPH_SEED = 87654321   # TF1's graph seed when only an op seed is given
 _KEY_CHUNK = 256                 # records per chunk when computing reader keys
@@ -31,6 +38,14 @@ def _dataset_seed(seed, seed2):
     if not seed and not seed2:
         return None
     return (seed * 1_000_003 + seed2) % (2 ** 31 - 1)
+
+
+def element_bytes(values):
+    """Bytes of one element made of ``values`` (tensors or specs); None when a shape is
+    not fixed."""
+    if not all(value.shape.is_fully_defined() for value in values):
+        return None
+    return sum(value.shape.num_elements() * value.dtype.size for value in values)
 
 
 class Step:
@@ -145,6 +160,12 @@ class Read(Step):
         name = self.reading.describe()
         return f"{name} with reader keys" if self.with_keys else name
 
+    def row_bytes(self):
+        """Bytes of each element it gives: a fixed-length reader's record size (without
+        keys); None where the size is known only when read (a TFRecord, a line, a file,
+        a key)."""
+        return None if self.with_keys else self.reading.record_bytes
+
     def apply(self, dataset):
         reading, with_keys = self.reading, self.with_keys
 
@@ -182,7 +203,11 @@ class Map(Step):
     is the number of TF1 threads that ran the ops. The map runs in parallel (order kept)
     unless the function has stateful ops (random ops, py_func) and TF1 ran it on one
     thread: then it runs in order, so they are called as TF1 calls them.
+    ``after_shuffle``: :func:`shuffle_first` moved the shuffle buffer TF1 filled from
+    it before it.
     """
+
+    after_shuffle = False
 
     def __init__(self, upstream, function, threads=1, unbatch=False):
         self.upstream, self.function, self.positions = upstream, function, None
@@ -202,6 +227,21 @@ class Map(Step):
         return (self.function.is_selection and not self.unbatch
                 and self.positions == list(range(len(self.positions)))
                 and self.function.inputs == self.function.outputs)
+
+    def lets_shuffle_go_first(self, row_bytes):
+        """Whether a shuffle buffer right after this map may hold the map's input rows
+        instead, the map running after it: TF1 ran the map on several threads with ops
+        that vary (random distortions, py_func: drawn in no fixed order, so the draws
+        may as well come after the shuffle; one thread keeps TF1's order of draws), the
+        map gives one element per row (not an unbatch), and a row (``row_bytes``; None:
+        not known before reading) takes no more bytes than the map's results. The
+        buffer then fills without running the map and holds no more (the CIFAR-10
+        tutorial's 3,073-byte records instead of its 6,916 bytes of distorted float32
+        image and label). A row of unknown size stays behind the map: a TFRecord can be
+        a 100 KB JPEG that the map crops to a few KB."""
+        made = element_bytes(self.function.outputs)
+        return (self.threads > 1 and bool(self.stateful) and not self.unbatch
+                and row_bytes is not None and made is not None and row_bytes <= made)
 
     def parts(self):
         """What the map does and how it runs, for :meth:`text`."""
@@ -232,6 +272,36 @@ class Map(Step):
         else:
             dataset = dataset.map(call, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         return dataset.unbatch() if self.unbatch else dataset
+
+
+def shuffle_first(plan, map_step, row_bytes):
+    """``plan`` (its last step) with the :class:`Shuffle` right after ``map_step`` moved
+    before it when ``map_step.lets_shuffle_go_first(row_bytes)`` (rows of ``row_bytes``
+    each come into the map), the map marked ``after_shuffle``; else ``plan`` as it is.
+    The steps are relinked in place."""
+    chain = plan.chain()
+    position = chain.index(map_step) + 1
+    shuffle = chain[position] if position < len(chain) else None
+    if not (isinstance(map_step, Map) and isinstance(shuffle, Shuffle)
+            and map_step.lets_shuffle_go_first(row_bytes)):
+        return plan
+    shuffle.upstream, map_step.upstream = map_step.upstream, shuffle
+    map_step.after_shuffle = True
+    if position + 1 < len(chain):
+        chain[position + 1].upstream = map_step
+        return plan
+    return map_step
+
+
+def shuffle_after_reads(plan):
+    """``plan`` (its last step) with :func:`shuffle_first` applied to each map right
+    after a :class:`Read`, whose records are its rows (their size:
+    :meth:`Read.row_bytes`): the order of the uncached plan and of ``tf1compat port``'s
+    code. Relinked in place."""
+    for step in plan.chain():
+        if isinstance(step, Map) and isinstance(step.upstream, Read):
+            plan = shuffle_first(plan, step, step.upstream.row_bytes())
+    return plan
 
 
 class Shuffle(Step):

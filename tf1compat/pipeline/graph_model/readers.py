@@ -37,6 +37,7 @@ class ReaderSpec:
     dataset_name: str     # its tf.data counterpart, as plans name it
     compression: str | None = None    # "GZIP", "ZLIB" or None
     hop_bytes = 0
+    record_bytes: int | None = None   # every record's size, when the reader fixes it
     settings: dict[str, Any] = {}     # the reader's attributes as plans show them
 
     def arguments(self) -> dict[str, Any]:
@@ -162,6 +163,7 @@ class _FixedLengthRecords(ReaderSpec):
     def __init__(self, record_bytes: int, header_bytes: int, footer_bytes: int, hop_bytes: int,
                  compression: str | None) -> None:
         self.sizes = (record_bytes, header_bytes, footer_bytes)
+        self.record_bytes = record_bytes
         self.hop_bytes, self.compression = hop_bytes, compression
         self.settings = {"record_bytes": record_bytes, "header_bytes": header_bytes,
                          "footer_bytes": footer_bytes, "hop_bytes": hop_bytes,

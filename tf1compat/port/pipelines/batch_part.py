@@ -102,30 +102,32 @@ class BatchPart:
         names = target_names(assigned[0]) if assigned else None
         return names or []
 
-    def write(self, tf, dataset, edits):
-        """Write the batching; returns where its iterator is (:meth:`Porter.note_iterator`)."""
+    def write(self, tf, dataset, edits, mapped=None):
+        """Write the batching (``mapped``: the function it maps after its shuffle, not in
+        a helper); returns where its iterator is (:meth:`Porter.note_iterator`)."""
         if self.in_helper:
             self._write_helper(tf, dataset)
             return self.porter.iterator_of(self.call_site.source, self.call)
         edits.insert_before(self.site.statement, [edits.generated(
-            self._chain(tf, dataset, self.call_site.source, self.bound) + "\n",
+            self._chain(tf, dataset, self.call_site.source, self.bound, mapped=mapped) + "\n",
             self.site.statement)])
         edits.replace_expression(self.call, edits.parse_expression(
             codegen.iterator_next(tf, dataset)))
         return self.porter.note_iterator(self.source, self.call)
 
-    def write_batches(self, tf, dataset, edits):
+    def write_batches(self, tf, dataset, edits, mapped=None):
         """The batching call's statement becomes ``dataset = dataset.batch(...)`` (what
-        follows takes the batches: a ``prefetch_queue``)."""
+        follows takes the batches: a ``prefetch_queue``); ``mapped`` as for :meth:`write`."""
         if self.in_helper:
             raise self.porter.fail(self.site, self.api, "a batching call in a helper, "
                                    "followed by prefetch_queue, is not ported yet")
         edits.replace(self.site.statement, [edits.generated(self._chain(
-            tf, dataset, self.source, self.bound, prefetch=False) + "\n", self.site.statement)])
+            tf, dataset, self.source, self.bound, prefetch=False, mapped=mapped) + "\n",
+            self.site.statement)])
         self.porter.rewritten_calls.add((real_path(self.source.path),
                                          self.source.lines(self.call)[0]))
 
-    def _chain(self, tf, dataset, source, bound, api=None, prefetch=True):
+    def _chain(self, tf, dataset, source, bound, api=None, prefetch=True, mapped=None):
         code = lambda node: None if node is None else source.code(node).strip()  # noqa: E731
         allow = code(bound["allow_smaller_final_batch"])
         drop = "True" if allow in (None, "False") else (None if allow == "True"
@@ -138,7 +140,7 @@ class BatchPart:
                 shuffle_buffer = code(bound["capacity"])
         padded = code(bound["dynamic_pad"]) == "True"
         return codegen.batching_statement(tf, dataset, code(bound["batch_size"]), drop, padded,
-                                          shuffle_buffer, seed, prefetch)
+                                          shuffle_buffer, seed, prefetch, mapped)
 
     def _write_helper(self, tf, dataset):
         """The helper takes the dataset instead of the example; each of its batching
@@ -252,10 +254,11 @@ class PrefetchPart:
         if not self.dequeues:
             raise porter.fail(site, "prefetch_queue", "its queue is never dequeued")
 
-    def write(self, tf, dataset, edits, chooser):
-        """Write it; returns where its iterator is."""
+    def write(self, tf, dataset, edits, chooser, mapped=None):
+        """Write it (``mapped`` as for :meth:`BatchPart.write`); returns where its
+        iterator is."""
 
-        self.batch.write_batches(tf, dataset, edits)
+        self.batch.write_batches(tf, dataset, edits, mapped)
         region = Region(self.porter, _PerBatch(self), self.site,
                         returned=[self.bound["tensors"]])
         region.check()

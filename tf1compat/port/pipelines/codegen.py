@@ -182,12 +182,15 @@ def map_statement(tf, dataset, function, sequential=False):
 
 
 def batching_statement(tf, dataset, batch_size, drop_remainder, padded, shuffle_buffer=None,
-                       seed=None, prefetch=True):
+                       seed=None, prefetch=True, mapped=None):
     """``dataset = dataset.shuffle(...).batch(...).prefetch(...)``; ``drop_remainder``:
-    an expression, or None to keep the remainder."""
+    an expression, or None to keep the remainder; ``mapped``: a function mapped in
+    parallel after the shuffle (``.shuffle(...).map(parse, ...).batch(...)``)."""
     chain = dataset
     if shuffle_buffer is not None:
         chain += f".shuffle({_call_arguments(shuffle_buffer, seed=seed)})"
+    if mapped is not None:
+        chain += f".map({mapped}, num_parallel_calls={tf}.data.AUTOTUNE)"
     method = "padded_batch" if padded else "batch"
     chain += f".{method}({_call_arguments(batch_size, drop_remainder=drop_remainder)})"
     if prefetch:

@@ -156,6 +156,8 @@ class _Transformer(cst.CSTTransformer):
             result[0] = first.with_changes(
                 leading_lines=_joined(self.pending[-1], list(first.leading_lines)))
             self.pending[-1] = []
+        if isinstance(result[-1], cst.FunctionDef) and result[-1] is not updated:
+            self.pending[-1] = [cst.EmptyLine(indent=False)]   # a written def: a blank after
         if result == [updated]:
             return updated
         return cst.FlattenSentinel(result)

@@ -8,8 +8,10 @@ stopped at its first ``sess.run`` that reads a queue (a batch's dequeue, a
 reader's read) -- the start of its training or evaluation loop, when its
 pipelines are built and nothing has been read yet. No queue runner thread is
 started meanwhile. Each pipeline's plan is then read from the graph
-(:func:`~tf1compat.migrate.lowering.read_plan`) with the program lines behind its
-ops, and the :class:`~tf1compat.port.pipelines.observed.Observation` is written as
+(:func:`~tf1compat.migrate.lowering.read_plan`, its shuffle buffers placed as the
+uncached lowering places them:
+:func:`~tf1compat.migrate.lowering.plan.shuffle_after_reads`) with the program lines
+behind its ops, and the :class:`~tf1compat.port.pipelines.observed.Observation` is written as
 JSON to the request's ``output``.
 """
 
@@ -276,10 +278,11 @@ def describe(fetches, api, stack, watcher):
         except (KeyError, ValueError, TypeError):
             pipeline.error_stack = ()
         return pipeline
-    chain = read.plan.chain()
+    plan = plan_steps.shuffle_after_reads(read.plan)   # the order the port writes
+    chain = plan.chain()
     pipeline.plan = [_step(step, watcher) for step in chain]
-    pipeline.text = read.plan.describe()
-    pipeline.deterministic = read.plan.is_deterministic()
+    pipeline.text = plan.describe()
+    pipeline.deterministic = plan.is_deterministic()
     pipeline.batched = read.batched
     flat = tf.nest.flatten(fetches)
     ops, _ = graph_index(flat[0].graph).upstream(flat)
@@ -378,6 +381,7 @@ def _step(step, watcher):
     if isinstance(step, plan_steps.Map):
         function = step.function
         settings = {"threads": step.threads, "stateful": list(step.stateful),
+                    "after_shuffle": step.after_shuffle,
                     "unbatch": step.unbatch, "selection": function.is_selection,
                     "inputs": [[t.op.name, t.op.type, t.value_index] for t in function.inputs],
                     "outputs": len(function.outputs)}

@@ -182,12 +182,15 @@ class Region:
     # -------------------------------------------------------- writing
 
     def write_map(self, chooser, tf, edits, dataset, parameters, outputs, shape, after=(),
-                  names=("parse", "parse_example", "parse_record")):
+                  names=("parse", "parse_example", "parse_record"), with_batching=False):
         """Move the example's statements into ``def parse(parameters)`` returning
-        ``outputs``, mapped over ``dataset`` (no map when the records are the examples),
-        then ``after``; returns the statement they all follow."""
+        ``outputs``, mapped over ``dataset`` (no map when the records are the examples;
+        ``with_batching``: the batching statement maps it, after its shuffle), then
+        ``after``; returns the statement they all follow. ``function`` is then the name
+        of the function mapped (None: no map)."""
         moved = self.moved
         statements = list(after)
+        self.function = None
         if not moved and outputs.rstrip(",") == ", ".join(parameters):
             anchor = self.items[-1][0] if self.items else self.read.start()
             edits.insert_after(anchor, statements)
@@ -209,15 +212,19 @@ class Region:
             defined = [definition.with_changes(
                 body=definition.body.with_changes(body=body, indent=indent),
                 leading_lines=[cst.EmptyLine(indent=False)])]
+        self.function = name
         example_map = shape.example_map if shape is not None else None
         settings = example_map.settings if example_map is not None else {}
         # random ops TF1 ran on one thread draw in step (ops sharing a seed stay paired)
         sequential = bool(settings.get("stateful")) and settings.get("threads", 1) == 1
-        mapping = edits.generated(
-            codegen.map_statement(tf, dataset, name, sequential=sequential) + "\n", anchor)
-        if defined:
-            mapping = mapping.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-        edits.insert_after(anchor, [*defined, mapping, *statements])
+        mappings = []
+        if not with_batching:
+            mapping = edits.generated(
+                codegen.map_statement(tf, dataset, name, sequential=sequential) + "\n", anchor)
+            if defined:
+                mapping = mapping.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            mappings.append(mapping)
+        edits.insert_after(anchor, [*defined, *mappings, *statements])
         return anchor
 
     def _anchor(self):

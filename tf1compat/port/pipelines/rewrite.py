@@ -126,6 +126,13 @@ class _Shape:
     batch: object = None
     batch_maps: list = dataclasses.field(default_factory=list)
 
+    @property
+    def shuffle_first(self):
+        """Whether the plan runs the per-example map after the batching call's shuffle
+        buffer (:func:`~tf1compat.migrate.lowering.plan.shuffle_first`)."""
+        return self.example_map is not None and bool(
+            self.example_map.settings.get("after_shuffle"))
+
 
 def _shape(pipeline):
     shape = _Shape()
@@ -490,17 +497,27 @@ class Porter:
         chooser = self.chooser(source, source.function_of(read_site.statement))
         dataset = read.write_records(chooser, tf, edits)
         outputs = batch.tensors_code(source)
-        region.write_map(chooser, tf, edits, dataset, read.parameters(), outputs, shape)
+        # the map goes with the batching call, after its shuffle, where the plan says so
+        # and the map function is seen there (not from inside a helper)
+        shuffle_first = shape.shuffle_first and not batch.in_helper
+        region.write_map(chooser, tf, edits, dataset, read.parameters(), outputs, shape,
+                         with_batching=shuffle_first)
+        mapped = region.function if shuffle_first else None
         if prefetch is not None:
-            iterator = prefetch.write(tf, dataset, edits, chooser)
+            iterator = prefetch.write(tf, dataset, edits, chooser, mapped)
         else:
-            iterator = batch.write(tf, dataset, edits)
+            iterator = batch.write(tf, dataset, edits, mapped)
+        notes = self._summary_notes(pipeline)
+        if shape.shuffle_first and batch.in_helper:
+            notes.append("the map is written before the shuffle buffer, as TF1 ran them: "
+                         "the batching call is in a helper, which does not see the map "
+                         "function")
         call = innermost(pipeline.stack)    # the batching call (or prefetch_queue) itself
         node = prefetch.call if prefetch is not None else batch.call
         source_of_call = prefetch.source if prefetch is not None else batch.call_site.source
         ported = PortedPipeline(self.sources[call.file].path, source_of_call.lines(node)[0],
                                 name, pipeline.text, pipeline.deterministic, batch.names(),
-                                iterator_at=iterator, notes=self._summary_notes(pipeline),
+                                iterator_at=iterator, notes=notes,
                                 observed_at=(call.file, call.line), seeded=pipeline.seeded,
                                 **_batching(shape))
         self.ported.append(ported)
