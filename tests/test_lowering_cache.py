@@ -242,6 +242,41 @@ def test_one_reader_of_slim_batches_cut_from_the_kept_chunks(tmp_path):
     assert [int(i) for b in cached for i in b["id"]] == list(range(300)) * 3
 
 
+def if_ops(dataset):
+    """The If ops of ``dataset``'s functions: {inlined by TensorFlow: count}."""
+    graph = tf.compat.v1.GraphDef.FromString(dataset._as_serialized_graph().numpy())
+    inlined = [node.attr["_lower_using_switch_merge"].b for function in graph.library.function
+               for node in function.node_def if node.op in ("If", "StatelessIf")]
+    return collections.Counter(inlined)
+
+
+def test_the_fill_sets_up_its_per_example_fallback_only_when_a_chunk_needs_it(tmp_path):
+    """The cache's fill runs once over the records: the cond between decoding a chunk's
+    strings as one matrix and decoding them one by one (strings of different lengths)
+    is called, not inlined (TensorFlow instantiates its branches when a chunk first
+    takes them, not before the first element); the uncached map, run every epoch,
+    inlines it. Chunks of strings of one length and of two: the uncached batches,
+    epoch by epoch."""
+    path = str(tmp_path / "rows.tfrecord")
+    lengths = [12] * 300 + [12, 16] * 100    # the fill's second chunk has both lengths
+    write_records(path, [make_example({"id": i, "image": bytes([i % 256] * length)})
+                         for i, length in enumerate(lengths)])
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([path], num_epochs=3, shuffle=False)
+        example = tf.io.parse_single_example(tc.TFRecordReader().read(queue)[1], FEATURES)
+        pixels = tf.reshape(tf.io.decode_raw(example["image"], tf.uint8)[:12], [12])
+        batch = tc.batch({"id": example["id"], "pixels": pixels}, 32,
+                         allow_smaller_final_batch=True)
+        lowering = lower(batch)
+        datasets = with_and_without(batch)
+    assert if_ops(lowering.cached.build()) == {False: 1}
+    assert if_ops(lowering.plan.build())[True] == 1
+    cached, uncached = map(batches, datasets)
+    assert_same_batches(cached, uncached)
+    assert [int(i) for b in cached for i in b["id"]] == list(range(500)) * 3
+    assert all((b["pixels"] == (b["id"] % 256)[:, None]).all() for b in cached)
+
+
 def test_random_ops_run_every_epoch_after_the_cached_part(image_files):
     paths, images = image_files
     with tc.legacy_graph():

@@ -365,11 +365,12 @@ def _branch_variants(function, graph_def, base):
 
 
 class VectorizedMap(Step):
-    """A per-example :class:`Map` run once per batch (see the module docstring)."""
+    """A per-example :class:`Map` run once per batch (see the module docstring); with
+    ``once`` (a map run once over the data: the cache's fill) no cond is inlined."""
 
-    def __init__(self, upstream, per_example, lifting, variants):
+    def __init__(self, upstream, per_example, lifting, variants, once=False):
         self.upstream, self.per_example = upstream, per_example
-        self.lifting, self.variants = lifting, variants
+        self.lifting, self.variants, self.once = lifting, variants, once
         self.deterministic = per_example.deterministic
         # One tf.function for every dataset this step is applied to (the cache reads a
         # file in two places): traced once, not once per dataset.map (about 0.4 s each).
@@ -409,24 +410,28 @@ class VectorizedMap(Step):
             return _choose(tf.reduce_all(checks), lambda: self.lifting.outputs(decoded),
                            lambda: self._per_example(components), inlined)
 
-        # The first cond is inlined (the batches mostly take its first branch); those
-        # in its second branch are called, so their branches are instantiated only
-        # when a batch takes that way.
+        # The first cond is inlined (the batches mostly take its first branch: no call
+        # per batch), unless the map runs once over the data; those in its second
+        # branch are called, so their branches are instantiated only when a batch
+        # takes that way.
         def run(values, variants, inlined):
             if not variants:
                 return lifted(values, inlined)
             return variants[0].outputs_or(
                 values, lambda values: run(values, variants[1:], False), inlined)
-        return run(values, self.variants, True)
+        return run(values, self.variants, not self.once)
 
     def apply(self, dataset):
         return dataset.map(self._traced, num_parallel_calls=tf.data.AUTOTUNE,
                            deterministic=True)
 
 
-def vectorize(plan, graph_def):
+def vectorize(plan, graph_def, once=False):
     """``plan`` with every Map that feeds a Batch run on the batches, where that gives
-    the same values (the steps are relinked in place; returns the last step)."""
+    the same values (the steps are relinked in place; returns the last step); ``once``:
+    the plan runs once over its data (the cache's fill), its maps' per-example
+    fallbacks (records that do not decode as one batch) are set up only when a batch
+    needs them, at a call per batch (see :class:`VectorizedMap`)."""
     steps = plan.chain()
     for index, batch in enumerate(steps):
         if not isinstance(batch, Batch) or batch.padded:
@@ -445,7 +450,7 @@ def vectorize(plan, graph_def):
             shuffle.upstream = map_step.upstream
         else:
             batch.upstream = map_step.upstream
-        vectorized = VectorizedMap(batch, map_step, lifting, variants)
+        vectorized = VectorizedMap(batch, map_step, lifting, variants, once)
         if index + 1 < len(steps):
             steps[index + 1].upstream = vectorized
         else:

@@ -495,7 +495,8 @@ def plan_cache(plan, graph_def, budget):
 
 def _fill(point, prefix, graph_def):
     """The chain giving a file's rows in chunks: the read, then ``prefix`` (the
-    deterministic start of the map), on batches."""
+    deterministic start of the map), on batches; run once per file, so its fallbacks
+    are set up only when a chunk needs them."""
     fill_read = copy.copy(point.read)
     fill_read.upstream = Element()
     fill_map = Map(None, prefix)
@@ -503,7 +504,7 @@ def _fill(point, prefix, graph_def):
     map_step = point.map_step
     fill_map.positions = [map_step.positions[map_step.function.inputs.index(t)]
                           for t in prefix.inputs]
-    return vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def)
+    return vectorize(Batch(fill_map, _FILL_CHUNK, False, False), graph_def, once=True)
 
 
 def _cached_plan(plan, graph_def, budget):
