@@ -7,9 +7,11 @@ unimportable), both with the same arguments, from the current folder, at once.
 Each side stops its program at its first read of its input, reads every ported
 pipeline to its end and writes the batches to a pipe; here they are compared
 pipeline by pipeline with :func:`~tf1compat.compare`: in order where TF1 delivered
-one order every run (one thread, no shuffling or a seeded one), as multisets
-otherwise, and also where that order comes from a seeded shuffle but the two sides'
-graph-level seeds differ (a program that seeds TensorFlow anew on each run). What both
+one order every run and the port can deliver it too (one thread, no shuffling), as
+multisets otherwise: a seeded shuffle gives one order every run, but TF1's
+``RandomShuffle`` order, which tf.data's ``shuffle`` does not give for the same seeds
+(the note says so, and names both sides' graph-level seeds where they differ: a
+program that seeds TensorFlow anew on each run). What both
 sides do to make that comparison meaningful (random ops as fixed draws, endless
 pipelines read for two epochs) is in :mod:`._harness`.
 """
@@ -251,8 +253,7 @@ def _check(index, pipeline, original, port):
         original.drain(index)
         port.drain(index)
         return PipelineCheck(pipeline, error=str(e))
-    reseeded = pipeline.seeded and NO_SEED not in seeds and seeds[0] != seeds[1]
-    ordered = pipeline.deterministic and not reseeded
+    ordered = pipeline.deterministic and not pipeline.seeded
     names = list(pipeline.names)
     try:
         report = compare(original.batches(index, names), port.batches(index, names),
@@ -268,8 +269,21 @@ def _check(index, pipeline, original, port):
     if not report.legacy_count and not report.reference_count:
         return PipelineCheck(pipeline, report, note=(
             "no example on either side: nothing was compared (the data gives no whole batch)"))
-    passed, note = _verdict(report, pipeline, seeds if reseeded else None)
+    passed, note = _verdict(report, pipeline, _unordered_because(pipeline, seeds))
     return PipelineCheck(pipeline, report, passed=passed, note=note)
+
+
+def _unordered_because(pipeline, seeds):
+    """Why the two sides' batches of ``pipeline`` come in orders that cannot match
+    (``seeds``: the graph seeds each side reported)."""
+    if not pipeline.seeded:
+        return "TF1's order changes from run to run (shuffling or threads)"
+    if NO_SEED not in seeds and seeds[0] != seeds[1]:
+        return (f"the two runs were seeded differently (original graph seed {seeds[0]}, "
+                f"port graph seed {seeds[1]}): the program seeds TensorFlow anew on each "
+                "run, so its shuffled order is another on each run")
+    return ("its order comes from a seeded shuffle, and for the same seeds tf.data's "
+            "shuffle gives another order than TF1's RandomShuffle")
 
 
 def _shown_structure(structure):
@@ -291,17 +305,12 @@ def structure_mismatch(original, port):
             f"{_shown_structure(port)}: the program reads them differently")
 
 
-def _verdict(report, pipeline, seeds=None):
-    """Whether ``report`` shows the same data, and what was compared (``seeds``: the
-    two sides' graph seeds, when they differ and the order comes from them)."""
+def _verdict(report, pipeline, unordered_because):
+    """Whether ``report`` shows the same data, and what was compared
+    (``unordered_because``: why it was compared as multisets, when it was)."""
     if report.ordered:
         return report.equal, "in order: TF1 delivered one order every run"
-    if seeds is not None:
-        note = (f"as multisets: the two runs were seeded differently (original graph seed "
-                f"{seeds[0]}, port graph seed {seeds[1]}): the program seeds TensorFlow anew "
-                "on each run, so its shuffled order is another on each run")
-    else:
-        note = "as multisets: TF1's order changes from run to run (shuffling or threads)"
+    note = f"as multisets: {unordered_because}"
     if report.equal:
         return True, note
     extra_legacy = sum(max(0, d.legacy_copies - d.reference_copies) for d in report.diffs)
