@@ -445,18 +445,26 @@ def test_cifar10_tutorial_shape_helpers_take_the_record_and_the_dataset(tmp_path
     ported = (tmp_path / "out" / "cifar_input.py").read_text()
     assert "def read_cifar10(value):\n" in ported
     assert "reader.read" not in ported and "string_input_producer" not in ported
-    assert "def _generate_image_and_label_batch(dataset, min_queue_examples, batch_size, " \
-        "shuffle):\n" in ported
+    # the distortions ran on 4 threads: the helper maps them after its shuffle, so it
+    # takes the function too, where the example's label was
+    assert "def _generate_image_and_label_batch(dataset, parse, min_queue_examples, " \
+        "batch_size, shuffle):\n" in ported
     assert ("    dataset = (dataset.shuffle(min_queue_examples)\n"
+            "               .map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
             "               .batch(batch_size, drop_remainder=True)\n"
             "               .prefetch(tf.data.AUTOTUNE))\n") in ported
-    assert ("    dataset = dataset.batch(batch_size, drop_remainder=True).prefetch("
-            "tf.data.AUTOTUNE)\n") in ported
+    assert ("    dataset = (dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)\n"
+            "               .batch(batch_size, drop_remainder=True)\n"
+            "               .prefetch(tf.data.AUTOTUNE))\n") in ported
     assert ported.count("tf.data.FixedLengthRecordDataset(filename_dataset, "
                         "record_bytes=3073)") == 2
-    assert ported.count("  dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)"
-                        ) == 2
-    assert ported.count("return _generate_image_and_label_batch(dataset, ") == 2
+    assert ported.count("    return float_image, read_input.label\n\n") == 2
+    assert "dataset = dataset.map(" not in ported
+    assert ("  return _generate_image_and_label_batch(dataset, parse,\n"
+            "                                         min_queue_examples, batch_size, "
+            "shuffle=True)\n") in ported
+    assert "  return _generate_image_and_label_batch(dataset, parse, 40, batch_size,\n" \
+        in ported
     run = run_without_tf1compat(tmp_path / "out" / "train.py", cwd=src)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "steps 3, losses finite: True\n"

@@ -102,11 +102,24 @@ class BatchPart:
         names = target_names(assigned[0]) if assigned else None
         return names or []
 
+    def helper_maps(self):
+        """For a batching call in a helper that port rewrote already (for another
+        pipeline): whether the helper maps the function it is given after its shuffle;
+        else None."""
+        if not self.in_helper:
+            return None
+        taken = self.porter.rewritten_functions.get(self._helper_key())
+        return None if taken is None else taken[1] is not None
+
+    def _helper_key(self):
+        return (self.call_site.frame.file, self.helper.name.value)
+
     def write(self, tf, dataset, edits, mapped=None):
-        """Write the batching (``mapped``: the function it maps after its shuffle, not in
-        a helper); returns where its iterator is (:meth:`Porter.note_iterator`)."""
+        """Write the batching (``mapped``: the function it maps after its shuffle; a
+        helper then takes it after the dataset); returns where its iterator is
+        (:meth:`Porter.note_iterator`)."""
         if self.in_helper:
-            self._write_helper(tf, dataset)
+            self._write_helper(tf, dataset, mapped)
             return self.porter.iterator_of(self.call_site.source, self.call)
         edits.insert_before(self.site.statement, [edits.generated(
             self._chain(tf, dataset, self.call_site.source, self.bound, mapped=mapped) + "\n",
@@ -142,25 +155,31 @@ class BatchPart:
         return codegen.batching_statement(tf, dataset, code(bound["batch_size"]), drop, padded,
                                           shuffle_buffer, seed, prefetch, mapped)
 
-    def _write_helper(self, tf, dataset):
-        """The helper takes the dataset instead of the example; each of its batching
+    def _write_helper(self, tf, dataset, mapped):
+        """The helper takes the dataset instead of the example (and, with ``mapped``, the
+        function it maps after its shuffle: ``dataset, parse``); each of its batching
         calls of that example batches the dataset."""
         porter, source = self.porter, self.call_site.source
-        helper, key = self.helper, (self.call_site.frame.file, self.helper.name.value)
+        helper, key = self.helper, self._helper_key()
         edits = porter.edits[self.call_site.frame.file]
         calls = porter.helper_calls(self.call_site.frame.file, helper)
         handled = {(self.source.path, self.site.frame.line)}
         if key not in porter.rewritten_functions:
             porter.analogs += [c for c in calls if c not in handled]
-        parameter = porter.rewritten_functions.get(key)
-        if parameter is None:
+        if key not in porter.rewritten_functions:
             chooser = porter.chooser(source, helper)
             parameter = chooser.choose("dataset", "examples", "data")
+            function = None if mapped is None else chooser.choose(mapped, "parse",
+                                                                   "map_function")
             first = self.example_parameters[0]
             parameters = []
             for p in helper.params.params:
                 if p.name.value == first:
                     parameters.append(p.with_changes(name=cst.Name(parameter)))
+                    if function is not None:
+                        parameters.append(cst.Param(cst.Name(function), comma=_next_comma(
+                            helper.params.params, p, lambda q: q.name.value
+                            in self.example_parameters)))
                 elif p.name.value not in self.example_parameters:
                     parameters.append(p)
             uses = [n for name in self.example_parameters
@@ -175,12 +194,12 @@ class BatchPart:
                 statement = statement_of(source, call)
                 bound = porter.bound(call, call_tail(call), self.call_site)
                 edits.insert_before(statement, [edits.generated(
-                    self._chain(tf, parameter, source, bound, call_tail(call)) + "\n",
-                    statement)])
+                    self._chain(tf, parameter, source, bound, call_tail(call),
+                                mapped=function) + "\n", statement)])
                 edits.replace_expression(call, edits.parse_expression(
                     codegen.iterator_next(tf, parameter)))
                 porter.note_iterator(source, call)
-            porter.rewritten_functions[key] = parameter
+            porter.rewritten_functions[key] = (parameter, function)
         arguments = []
         example_arguments = {self.outer_arguments[n] for n in self.example_parameters}
         placed = False
@@ -190,6 +209,10 @@ class BatchPart:
                     arguments.append(argument.with_changes(
                         value=cst.Name(dataset), keyword=None,
                         equal=cst.MaybeSentinel.DEFAULT))
+                    if mapped is not None:
+                        arguments.append(cst.Arg(cst.Name(mapped), comma=_next_comma(
+                            self.outer_call.args, argument,
+                            lambda a: a.value in example_arguments)))
                     placed = True
                 continue
             arguments.append(argument)
@@ -208,6 +231,14 @@ class BatchPart:
                     self.example_parameters:
                 found.append(call)
         return found
+
+
+def _next_comma(items, first, is_example):
+    """The comma after the second of the example's parameters (or arguments) in
+    ``items``, ``first`` the first (else its own): the function taken after the dataset
+    goes where the example's second part was, line break included."""
+    following = [item for item in items[items.index(first) + 1:] if is_example(item)]
+    return (following[0] if following else first).comma
 
 
 def _bound_to_parameters(function, call):

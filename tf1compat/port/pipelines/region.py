@@ -213,10 +213,7 @@ class Region:
                 body=definition.body.with_changes(body=body, indent=indent),
                 leading_lines=[cst.EmptyLine(indent=False)])]
         self.function = name
-        example_map = shape.example_map if shape is not None else None
-        settings = example_map.settings if example_map is not None else {}
-        # random ops TF1 ran on one thread draw in step (ops sharing a seed stay paired)
-        sequential = bool(settings.get("stateful")) and settings.get("threads", 1) == 1
+        sequential = shape is not None and shape.sequential_map
         mappings = []
         if not with_batching:
             mapping = edits.generated(

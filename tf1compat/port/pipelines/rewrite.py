@@ -12,14 +12,16 @@ those lines, then:
   (they read the record, directly or through names it flows into) move, as they
   are, into a function ``parse`` mapped over the records; the others stay where
   they were;
-- the batching call becomes ``shuffle``/``batch``/``prefetch`` and is replaced by
-  the iterator's ``get_next()``, so the code after it is untouched.
+- the batching call becomes ``shuffle``/``batch``/``prefetch`` (with the ``map``
+  after the ``shuffle`` where the plan shuffles the records first) and is replaced
+  by the iterator's ``get_next()``, so the code after it is untouched.
 
 A read inside a helper (``read_and_decode(filename_queue)``) makes the helper
 take the record; a batching call inside a helper
 (``_generate_image_and_label_batch(image, label, ...)``) makes it take the
-dataset. What cannot be written faithfully raises :class:`NotPortable` naming the
-line and why; that pipeline is left as it was.
+dataset (and the map function, where the plan maps after the shuffle buffer).
+What cannot be written faithfully raises :class:`NotPortable` naming the line and
+why; that pipeline is left as it was.
 """
 
 import dataclasses
@@ -125,6 +127,13 @@ class _Shape:
     shuffle: object = None
     batch: object = None
     batch_maps: list = dataclasses.field(default_factory=list)
+
+    @property
+    def sequential_map(self):
+        """Whether the per-example map runs in order: random ops TF1 ran on one thread
+        draw in step (ops sharing a seed stay paired)."""
+        settings = self.example_map.settings if self.example_map is not None else {}
+        return bool(settings.get("stateful")) and settings.get("threads", 1) == 1
 
     @property
     def shuffle_first(self):
@@ -498,26 +507,25 @@ class Porter:
         dataset = read.write_records(chooser, tf, edits)
         outputs = batch.tensors_code(source)
         # the map goes with the batching call, after its shuffle, where the plan says so
-        # and the map function is seen there (not from inside a helper)
-        shuffle_first = shape.shuffle_first and not batch.in_helper
+        # (a batching helper port rewrote already maps, or not, for every caller)
+        helper_maps = batch.helper_maps()
+        shuffle_first = shape.shuffle_first if helper_maps is None else helper_maps
         region.write_map(chooser, tf, edits, dataset, read.parameters(), outputs, shape,
                          with_batching=shuffle_first)
         mapped = region.function if shuffle_first else None
+        if shuffle_first and mapped is None:
+            raise self.fail(batch.call_site, batch.api, "its helper maps the function it is "
+                            "given, and this pipeline's records are its examples")
         if prefetch is not None:
             iterator = prefetch.write(tf, dataset, edits, chooser, mapped)
         else:
             iterator = batch.write(tf, dataset, edits, mapped)
-        notes = self._summary_notes(pipeline)
-        if shape.shuffle_first and batch.in_helper:
-            notes.append("the map is written before the shuffle buffer, as TF1 ran them: "
-                         "the batching call is in a helper, which does not see the map "
-                         "function")
         call = innermost(pipeline.stack)    # the batching call (or prefetch_queue) itself
         node = prefetch.call if prefetch is not None else batch.call
         source_of_call = prefetch.source if prefetch is not None else batch.call_site.source
         ported = PortedPipeline(self.sources[call.file].path, source_of_call.lines(node)[0],
                                 name, pipeline.text, pipeline.deterministic, batch.names(),
-                                iterator_at=iterator, notes=notes,
+                                iterator_at=iterator, notes=self._summary_notes(pipeline),
                                 observed_at=(call.file, call.line), seeded=pipeline.seeded,
                                 **_batching(shape))
         self.ported.append(ported)
