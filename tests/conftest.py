@@ -1,6 +1,7 @@
 """Shared fixtures. Tests that import TensorFlow carry the ``tf`` marker."""
 
 import collections
+import signal
 import threading
 import time
 
@@ -46,6 +47,18 @@ def no_thread_leaks():
     yield
     leaked = wait_no_pipeline_threads(5.0)
     assert not leaked, f"pipeline threads still alive: {[t.name for t in leaked]}"
+
+
+def pytest_configure(config):
+    """The programs tests interrupt with SIGINT (Ctrl-C) get Python's own handler even
+    when the suite was started in the background (``scripts/test &``, ``nohup``): a
+    shell starts a background job with SIGINT ignored, and every process started from
+    it inherits that; such a child ignores the SIGINT a test sends it, and waits until
+    the test's time limit ends the worker running it. A handler of this process's own
+    is not inherited across ``exec``: the workers and their children start with
+    SIGINT's default, as from a terminal."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items):

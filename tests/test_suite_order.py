@@ -1,6 +1,6 @@
 """The order scripts/test's two workers take the modules in (tests/conftest.py): the
 modules with the most tests marked slow first, each module's tests kept together and
-in their order."""
+in their order; and what the processes tests start inherit from the suite."""
 
 import pathlib
 import re
@@ -60,3 +60,27 @@ def test_a_worker_that_dies_fails_the_run_and_the_run_ends(tmp_path):
         assert "crashed while running 'test_b.py::test_2'" in result.stdout
         assert re.fullmatch(r"1 failed, \d+ passed in [\d.]+s",
                             result.stdout.splitlines()[-1]), result.stdout[-2000:]
+
+
+def test_programs_a_test_starts_take_ctrl_c_however_the_suite_was_started(tmp_path):
+    """A suite started as a shell's background job (SIGINT ignored) still gives the
+    programs its tests interrupt Python's KeyboardInterrupt (tests/conftest.py), here
+    through a pytest run of its own started with SIGINT ignored."""
+    (tmp_path / "conftest.py").write_text(
+        (pathlib.Path(__file__).parent / "conftest.py").read_text())
+    (tmp_path / "test_child.py").write_text(
+        "import subprocess, sys\n"
+        "def test_child():\n"
+        "    code = 'import signal; print(signal.getsignal(signal.SIGINT).__name__)'\n"
+        "    out = subprocess.run([sys.executable, '-c', code], capture_output=True,\n"
+        "                         text=True, check=True).stdout\n"
+        "    assert out == 'default_int_handler\\n', out\n")
+    ignoring = "import signal, sys, pytest; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    for conftest in (True, False):
+        if not conftest:
+            (tmp_path / "conftest.py").unlink()
+        result = subprocess.run(
+            [sys.executable, "-c", ignoring + "sys.exit(pytest.main(['-q', '-p', "
+             "'no:cacheprovider', '-p', 'no:xdist', sys.argv[1]]))", str(tmp_path)],
+            capture_output=True, text=True, timeout=120)
+        assert (result.returncode == 0) == conftest, result.stdout[-2000:]
