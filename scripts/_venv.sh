@@ -29,9 +29,7 @@ WANT="$(cat "$ROOT/setup.cfg" "$ROOT/pyproject.toml" "$CONSTRAINTS" | sha256sum 
 if [ ! -f "$STAMP" ] || ! grep -qxF "$WANT" "$STAMP"; then
     echo "tf1compat: installing .[$EXTRAS] into $VENV (first run takes a few minutes)" >&2
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-    # --no-compile: each module is compiled when first imported (a fraction of the
-    # 16,000 files the extras install; compiling them all took about 45 s per install)
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile \
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
         -c "$CONSTRAINTS" -e "$ROOT[$EXTRAS]"
     if [[ ",$EXTRAS," == *,cpu,* ]]; then
         # Keras 2 for run mode (tf.layers, slim.batch_norm): the tf-keras of the installed
