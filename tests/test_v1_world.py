@@ -44,7 +44,9 @@ MNIST_PROGRAM = """
 
 
     def main(_):
-        data_sets = input_data.read_data_sets(FLAGS.data_dir, validation_size=8)
+        # seeded (here and below: each DataSet seeds NumPy's generator): next_batch's
+        # shuffles, and so the loss after 20 steps, are the same every run
+        data_sets = input_data.read_data_sets(FLAGS.data_dir, validation_size=8, seed=3)
         print("sizes", data_sets.train.num_examples, data_sets.validation.num_examples,
               data_sets.test.num_examples)
         print("first label", data_sets.validation.labels[0], "first pixel",
@@ -53,8 +55,8 @@ MNIST_PROGRAM = """
               tf.contrib.learn.datasets.mnist.read_data_sets is input_data.read_data_sets,
               tf.contrib.learn.datasets.base.Datasets is type(data_sets))
         # load_dataset("mnist") reads ./MNIST-data keeping 5000 for validation: too few here
-        print("learn", learn_mnist.read_data_sets(FLAGS.data_dir, validation_size=0)
-              .train.num_examples, tf.contrib.learn.datasets.load_dataset.__name__)
+        learned = learn_mnist.read_data_sets(FLAGS.data_dir, validation_size=0, seed=3)
+        print("learn", learned.train.num_examples, tf.contrib.learn.datasets.load_dataset.__name__)
         print("version", tf.__version__, tf.VERSION, tf.version.VERSION, tf.version.TF2_VERSION)
         with tf.Graph().as_default():
             tf.set_random_seed(1)
@@ -102,7 +104,7 @@ def test_mnist_tutorial_program_trains_on_idx_files(tmp_path, mnist_files):
     assert lines["version"] == f"1.15.5 1.15.5 1.15.5 {tf.__version__}"
     assert lines["kernel"] == "[3, 3, 3, 8]"
     loss_before, loss_after, _, epochs = lines["loss"].split()  # on all 32 training images
-    assert float(loss_after) < float(loss_before) and epochs == "9"
+    assert float(loss_after) < float(loss_before) - 0.1 and epochs == "9"  # seeded: 2.28 -> 1.73
     assert 0 <= int(lines["correct"]) <= 10
 
 
