@@ -361,6 +361,30 @@ def test_traceback_starts_at_the_program_not_a_folder_named_like_the_package():
     assert not program._internal_frame(os.path.dirname(v1_folder) + "_extra/train.py")
 
 
+def test_an_interruption_python_broke_inside_a_condition_wait_is_still_one(capsys):
+    """Ctrl-C landing inside ``Condition.wait`` (``coord.join``) between its lock's
+    release and its reacquiring surfaces as ``RuntimeError: release unlocked lock``
+    from threading.py (one CI run of the ``join`` case above ended so, exit 1): run
+    mode still reports the interruption. The same error without one is the program's."""
+    import threading
+
+    from tf1compat.v1 import program
+
+    condition = threading.Condition(threading.Lock())
+
+    def interrupted_inside_wait():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            condition.__exit__(None, None, None)   # the lock the interruption left unheld
+
+    with pytest.raises(KeyboardInterrupt) as raised:
+        program._run_as_main(interrupted_inside_wait)
+    assert raised.value.__suppress_context__
+    assert program._run_as_main(lambda: condition.__exit__(None, None, None)) == 1
+    assert "RuntimeError: release unlocked lock" in capsys.readouterr().err
+
+
 @pytest.mark.timeout(60)
 def test_infinite_grace_period_never_checks():
     """``--grace-period inf``: TF1's behaviour, a starved run waits (here until its own

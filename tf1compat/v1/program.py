@@ -189,12 +189,32 @@ def _run_as_main(run: Callable[[], object]) -> int:
     except SystemExit as e:
         return _exit_status(e.code)
     except BaseException as e:  # noqa: BLE001 - the program's own failure, reported as Python does
+        interruption = _broken_interruption(e)
+        if interruption is not None:
+            raise interruption from None
         tb = _program_traceback(e.__traceback__)
         if tb is None and not isinstance(e, SyntaxError):  # tf1compat's own failure: all of it
             tb = e.__traceback__
         traceback.print_exception(type(e), e, tb)  # a SyntaxError in the program: no frames
         return 1
     return 0
+
+
+def _broken_interruption(error: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt (or :class:`ProgramTerminated`) that ``error`` replaced,
+    when ``error`` came from :mod:`threading` while it was handled, else None: a signal
+    arriving inside ``Condition.wait`` (``coord.join``) between its lock's release and
+    its reacquiring leaves the ``with`` block releasing an unlocked lock, and Python
+    then ends with ``RuntimeError: release unlocked lock`` instead of the interruption."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or tb.tb_frame.f_code.co_filename != threading.__file__:
+        return None
+    context = error.__context__
+    while context is not None and not isinstance(context, (KeyboardInterrupt, ProgramTerminated)):
+        context = context.__context__
+    return context
 
 
 def _run_file_as_main(program: str) -> None:
