@@ -571,6 +571,110 @@ def test_cifar10_distortions_on_threads_are_mapped_after_the_shuffle_buffer(
     assert (tmp_path / "again" / "train.py").read_text() == ported
 
 
+CIFAR_TWO_THROUGH_ONE_HELPER = '''\
+"""Training and test batches of CIFAR-10 through one batching helper."""
+import os
+
+import tensorflow as tf
+
+tf.app.flags.DEFINE_string("data_dir", "cifar-10-batches-bin", "the binary batches")
+FLAGS = tf.app.flags.FLAGS
+
+
+def read_cifar10(filename_queue):
+  reader = tf.FixedLengthRecordReader(record_bytes=1 + 32 * 32 * 3)
+  _, value = reader.read(filename_queue)
+  record = tf.decode_raw(value, tf.uint8)
+  label = tf.cast(tf.strided_slice(record, [0], [1]), tf.int32)
+  depth_major = tf.reshape(tf.strided_slice(record, [1], [3073]), [3, 32, 32])
+  return tf.transpose(depth_major, [1, 2, 0]), label
+
+
+def batched(example, batch_size):
+  return tf.train.shuffle_batch([example], batch_size=batch_size, num_threads=4,
+                                capacity=40 + 3 * batch_size, min_after_dequeue=40)
+
+
+def distorted(data_dir, batch_size):
+  filenames = [os.path.join(data_dir, "data_batch_%d.bin" % i) for i in range(1, 6)]
+  uint8image, _ = read_cifar10(tf.train.string_input_producer(filenames))
+  image = tf.random_crop(tf.cast(uint8image, tf.float32), [24, 24, 3])
+  image = tf.image.random_flip_left_right(image)
+  image.set_shape([24, 24, 3])
+  return batched(image, batch_size)
+
+
+def test_set(data_dir, batch_size):
+  filenames = [os.path.join(data_dir, "test_batch.bin")]
+TEST_SET
+  return batched(example, batch_size)
+
+
+def main(_):
+  train = distorted(FLAGS.data_dir, 16)
+  test = test_set(FLAGS.data_dir, 8)
+  with tf.Session() as sess:
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    for batch in sess.run([train, test]):
+      print(batch.shape, batch.dtype)
+    coord.request_stop()
+    coord.join(threads)
+
+
+if __name__ == "__main__":
+  tf.app.run()
+'''
+
+TEST_SETS = {
+    "images": ("  filename_queue = tf.train.string_input_producer(filenames)\n"
+               "  example, _ = read_cifar10(filename_queue)\n"
+               "  example.set_shape([32, 32, 3])", "uint8 (32, 32, 3)", "(8, 32, 32, 3) uint8"),
+    "records": ("  reader = tf.FixedLengthRecordReader(record_bytes=1 + 32 * 32 * 3)\n"
+                "  _, example = reader.read(tf.train.string_input_producer(filenames))",
+                "string ()", "(8,) object"),
+}
+
+
+@pytest.mark.parametrize("test_set", sorted(TEST_SETS))
+def test_two_pipelines_through_one_batching_helper_are_each_ported_and_verified(
+        tmp_path, monkeypatch, capsys, test_set):
+    """A batching helper called for distorted training images (a map of random ops on
+    four threads) and for the test set: both pipelines are ported, and --verify reads
+    each (both made their iterator at the helper's one line) from the call that made
+    it. When the test set's records are its examples, the helper cannot map after its
+    shuffle for both callers, so each caller maps before it, in TF1's order. The
+    reading function's label, dropped (``_``), is computed and dropped in the map. A
+    producer made inside the call that reads its queue (the reading helper's, the
+    read's) is ported as one assigned to a name."""
+    body, items, printed = TEST_SETS[test_set]
+    src = tmp_path / "src"
+    program = write_program(src, "train.py", CIFAR_TWO_THROUGH_ONE_HELPER.replace(
+        "TEST_SET", body))
+    cifar10.make_synthetic(src, 100, 20)
+    monkeypatch.chdir(src)
+    assert port(program, tmp_path / "out") == 0
+    out = capsys.readouterr().out
+    checks = [block for block in out.split("\nverify: ")[1:]]
+    assert len(checks) == 3 and checks[2] == "2 of 2 pipeline(s) feed the same data\n", out
+    assert "192 examples on each side\n  items:\n    0: float32 (24, 24, 3)\n" in checks[0]
+    assert f"40 examples on each side\n  items:\n    0: {items}" in checks[1]
+    ported = (tmp_path / "out" / "train.py").read_text()
+    helper = ported[ported.index("def batched("):ported.index("def distorted(")]
+    note = "mapped before the shuffle, in TF1's order: its batching helper also batches " \
+        "examples with no map"
+    if test_set == "images":
+        assert "def batched(dataset, parse, batch_size):" in helper
+        assert ".map(parse, num_parallel_calls=tf.data.AUTOTUNE)" in helper and note not in out
+    else:
+        assert "def batched(examples, batch_size):" in helper and ".map(" not in helper
+        assert out.count(note) == 1
+    assert "uint8image, _ = read_cifar10(value)" in ported and "string_input_producer" \
+        not in ported
+    lines = assert_same_run(program, tmp_path / "out" / "train.py", cwd=src)
+    assert lines == f"(16, 24, 24, 3) float32\n{printed}\n"
+
+
 def test_example_csv_rows(tmp_path, monkeypatch, capsys):
     """The repository's example: TextLineReader + decode_csv + batch with two threads."""
     src = tmp_path / "src"
@@ -849,8 +953,9 @@ def test_read_up_to_with_batch_join_is_left_with_a_finding(tmp_path, rng, monkey
 
 
 KEY_AND_LATE_USE = '''\
-"""Two pipelines port cannot write faithfully: one batches the reader's key
-(file:offset), the other uses an example after its batching call."""
+"""Three pipelines port cannot write faithfully: one batches the reader's key
+(file:offset), one's example is read beside its batch, one's example is named after
+its batching call."""
 import tensorflow as tf
 
 queue = tf.train.string_input_producer(["data.tfrecord"], num_epochs=1)
@@ -861,11 +966,17 @@ other_queue = tf.train.string_input_producer(["data.tfrecord"], num_epochs=1)
 _, record = tf.TFRecordReader().read(other_queue)
 length = tf.strings.length(record)
 lengths = tf.train.batch([length], batch_size=2)
-total = length + 1
+ratio = tf.cast(length, tf.float32) / tf.reduce_mean(tf.cast(lengths, tf.float32))
+
+third_queue = tf.train.string_input_producer(["data.tfrecord"], num_epochs=1)
+_, third = tf.TFRecordReader().read(third_queue)
+size = tf.strings.length(third)
+sizes = tf.train.batch([size], batch_size=2)
+total = size + 1
 with tf.Session() as sess:
     sess.run(tf.local_variables_initializer())
     tf.train.start_queue_runners(sess)
-    print(sess.run([keys, lengths])[1])
+    print(sess.run([keys, lengths, ratio, sizes])[1])
 '''
 
 
@@ -878,8 +989,11 @@ def test_a_reader_key_and_an_example_used_after_its_batch_are_findings(tmp_path,
     monkeypatch.chdir(src)
     assert port(program, tmp_path / "out", verify=False) == 1
     out = capsys.readouterr().out
-    assert ("both.py:6: reader.read: the reader's key (file:record) is used; tf.data's "
+    assert ("both.py:7: reader.read: the reader's key (file:record) is used; tf.data's "
             "readers give no keys") in out
-    assert ("both.py:13: tf.train.batch: op 'add' (AddV2) uses an example outside the "
+    assert ("both.py:14: tf.train.batch: op 'Cast' (Cast) uses an example outside the "
             "pipeline; tf.data gives examples only to the iterator") in out
+    # nothing in the graph reads 'add': the program's name for it is what a port breaks
+    assert ("both.py:17: reader.read: 'size', computed from the example at line 18, is "
+            "used at line 20, after the batching call") in out
     assert "tf.data" not in (tmp_path / "out" / "both.py").read_text()

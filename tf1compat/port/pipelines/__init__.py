@@ -70,7 +70,7 @@ def rewrite_pipelines(sources, entry, argv, *, timeout=OBSERVE_TIMEOUT):
         findings.append(Finding(shown_path(entry), 0, "(the program)", (
             f"exited with status {observation.status} before its first read from a queue: "
             f"{observation.output or 'see its output'}")))
-    porter = Porter(sources)
+    porter = Porter(sources, observation.pipelines)
     ported, covered = [], set()
     for pipeline in observation.pipelines:
         frame = pipeline.stack[-1] if pipeline.stack else None

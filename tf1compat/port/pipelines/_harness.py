@@ -188,16 +188,19 @@ class PortWatcher:
         session_class.run = run
 
     def stream(self, sites, stream):
-        """Read the dataset made at each ``(file, line)`` of ``sites`` to its end."""
+        """Read the dataset made at each ``(file, line, occurrence)`` of ``sites`` (the
+        ``occurrence``-th made there, from 0: a batching helper's line makes one for each
+        caller) to its end."""
         import tensorflow as tf
 
         self.stopped = True      # the runs here read iterators: the program ended
-        for index, (file, line) in enumerate(sites):
+        for index, (file, line, occurrence) in enumerate(sites):
             found = [d for f, n, d in self.datasets if (f, n) == (os.path.realpath(file), line)]
-            if not found:
-                stream.end(index, f"no dataset was made into an iterator at {file}:{line}")
+            if len(found) <= occurrence:
+                stream.end(index, f"no dataset was made into an iterator at {file}:{line}"
+                           + (f" (call {occurrence + 1} there)" if occurrence else ""))
                 continue
-            dataset = found[0]
+            dataset = found[occurrence]
             graph = dataset._variant_tensor.graph   # the graph the program built it in
             if graph.finalized:   # by the program's Supervisor or MonitoredSession
                 getattr(graph, self.unfinalize)()

@@ -149,6 +149,10 @@ class Watcher:
             pipelines.append((call, describe(call.result, call.api, call.stack, self)))
         order = {id(call): index for index, call in enumerate(self.calls)}
         pipelines.sort(key=lambda item: order[id(item[0])])
+        for call, pipeline in pipelines:
+            if call.stack:
+                pipeline.occurrence = [id(c) for c in self._calls_at(*_top(call.stack))].index(
+                    id(call))
         found = [pipeline for _, pipeline in pipelines]
         fetched = self._fetched_examples()
         if fetched is not None:
@@ -191,17 +195,24 @@ class Watcher:
         pipeline.keys = [t.name for t in examples]
         return pipeline
 
-    def fetches_at(self, file, line):
+    def _calls_at(self, file, line):
+        """The batching calls made at ``file``:``line``, in the order they were made."""
+        return [call for call in self.calls if call.stack and _top(call.stack) == (file, line)]
+
+    def fetches_at(self, file, line, occurrence=0):
         """The tensors of the pipeline whose batching call (or, fetched one at a time,
-        whose read) is at ``file``:``line``, or None."""
-        for call in self.calls:
-            if not call.stack or (call.stack[-1].file, call.stack[-1].line) != (file, line):
-                continue
+        whose read) is at ``file``:``line``, made there after ``occurrence`` others
+        (:attr:`Pipeline.occurrence`), or None."""
+        calls = self._calls_at(file, line)
+        if len(calls) > occurrence:
+            call = calls[occurrence]
             if call.api != "prefetch_queue":
                 return call.result
             dequeues = [op for op in call.result.queue_ref.consumers()
                         if op.type in op_types.DEQUEUES]
             return list(dequeues[0].outputs) if dequeues else None
+        if calls:
+            return None
         if self.stopped is not None:
             examples = [t for t in self.stopped[1] if isinstance(t, tf.Tensor)
                         and _reads_without_batch(t)]
@@ -216,6 +227,11 @@ class Watcher:
 
     def op_record(self, op):
         return OpRecord(op.name, op.type, self.program_stack(op.traceback))
+
+
+def _top(stack):
+    """``(file, line)`` of the innermost frame of ``stack``."""
+    return stack[-1].file, stack[-1].line
 
 
 def _is_queue_read(op):
@@ -299,6 +315,7 @@ def _side_ops(chain, stack, watcher):
     one example (``tf.summary.image`` in a preprocessing function), which a map
     function can make but TensorFlow does not collect."""
     side, summaries = [], []
+    used = None    # the ops the graph or the stopping sess.run uses otherwise than by value
     for step in _all_steps(chain):
         if isinstance(step, plan_steps.Batch):
             break    # what follows takes batches: the program's own use of them
@@ -311,6 +328,10 @@ def _side_ops(chain, stack, watcher):
             for consumer in tensor.consumers():
                 if consumer.name in inside or consumer.type in op_types.ENQUEUES or \
                         _unused_plumbing(consumer, inside):
+                    continue
+                if used is None:
+                    used = _used_otherwise(consumer.graph, watcher)
+                if _unused_values(consumer, inside, used):
                     continue
                 record = watcher.op_record(consumer)
                 if record.stack == stack:
@@ -344,6 +365,28 @@ def _unused_plumbing(op, inside):
                                           if c.name not in inside],
                    stop=lambda current: current.type not in _PASSING)
     return all(current.type in _PASSING for current in reached)
+
+
+def _used_otherwise(graph, watcher):
+    """The names of the ops of ``graph`` that another op waits for (a control input)
+    or that the stopping ``sess.run`` fetched."""
+    names = {c.name for op in graph.get_operations() for c in op.control_inputs}
+    if watcher.stopped is not None:
+        names |= {getattr(e, "op", e).name for e in watcher.stopped[1]
+                  if hasattr(getattr(e, "op", e), "name")}
+    return names
+
+
+def _unused_values(op, inside, used):
+    """Whether ``op`` and what follows it outside the map are stateless ops whose
+    values nothing reads (``used``: see :func:`_used_otherwise`): what the program
+    computed from an example and dropped, as a reading function's label returned to
+    ``_``. The map computes and drops them alike; a Python name the program still
+    uses after the map is the region's to find."""
+    reached = walk([op], lambda current: [c for c in _consumers(current)
+                                          if c.name not in inside])
+    return all(not getattr(current.op_def, "is_stateful", True) and current.name not in used
+               and current.type not in op_types.SUMMARIES for current in reached)
 
 
 def _all_steps(chain):
@@ -446,12 +489,14 @@ def _prepare_for_verify(epochs):
 
 
 def _stream(watcher, sites, stream):
-    """Read the pipeline of each ``(file, line)`` of ``sites`` (its batching call, or
-    the read of examples fetched one at a time) to its end, into ``stream``."""
-    for index, (file, line) in enumerate(sites):
-        fetches = watcher.fetches_at(os.path.realpath(file), line)
+    """Read the pipeline of each ``(file, line, occurrence)`` of ``sites`` (its
+    batching call, or the read of examples fetched one at a time) to its end, into
+    ``stream``."""
+    for index, (file, line, occurrence) in enumerate(sites):
+        fetches = watcher.fetches_at(os.path.realpath(file), line, occurrence)
         if fetches is None:
-            stream.end(index, f"the program made no pipeline at {file}:{line}")
+            stream.end(index, f"the program made no pipeline at {file}:{line}"
+                       + (f" (call {occurrence + 1} there)" if occurrence else ""))
             continue
         try:
             graph = tf.nest.flatten(fetches)[0].graph

@@ -61,7 +61,8 @@ class Pipeline:
     ``summaries`` the summary ops among them (of one example).
     ``reads``/``reader``: the read ops and reader ops behind it; ``dequeues`` a
     ``prefetch_queue``'s dequeue ops, ``batch_api``/``batch_stack`` the batching call
-    inside it.
+    inside it. ``occurrence``: how many calls the program made at its call's line
+    before this one (a batching helper's line runs once for each caller).
     """
 
     api: str
@@ -82,6 +83,7 @@ class Pipeline:
     batch_api: str = ""
     batch_stack: tuple[Frame, ...] = ()
     summaries: list[OpRecord] = dataclasses.field(default_factory=list)
+    occurrence: int = 0
 
     @property
     def seeded(self):

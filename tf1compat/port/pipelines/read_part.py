@@ -78,20 +78,37 @@ class ReadPart:
             raise porter.fail(site, call_tail(self.producer_call), "a reader reading from a "
                               "queue other than string_input_producer's")
         self.producer = porter.bound(self.producer_call, "string_input_producer", site)
+        allowed = self.site.statement if self.in_helper else self.read_statement
+        self.queue_name = None   # the producer called inline: reader.read(tf.train.s_i_p(...))
+        if site.statement is allowed and self._inline_argument() is not None:
+            return
         assigned = assignment(site.statement)
         if assigned is None or not isinstance(assigned[0], cst.Name) or \
                 assigned[1] is not self.producer_call:
             raise porter.fail(site, "string_input_producer", "its queue is not assigned "
-                              "to one name")
+                              "to one name, nor given to the read (or the reading helper) "
+                              "as it is made")
         self.queue_name = assigned[0].value
         uses = name_uses(self.source, self.function, self.queue_name,
                           exclude=site.statement)
-        allowed = self.site.statement if self.in_helper else self.read_statement
         others = [node for node in uses if node not in names_in(self.source, allowed)]
         if others:
             line = self.source.lines(others[0])[0]
             raise porter.fail(site, "string_input_producer", f"its queue "
                               f"'{self.queue_name}' is also used at line {line}")
+
+    def _inline_argument(self):
+        """The argument of the read's call (or the reading helper's) that is the
+        producer's call itself, or None."""
+        if self.in_helper:
+            calls = [c for c in calls_in(self.site.statement)
+                     if any(a.value is self.producer_call for a in c.args)]
+            call = calls[0] if calls else None
+        else:
+            call = self.read_call
+        if call is None:
+            return None
+        return next((a for a in call.args if a.value is self.producer_call), None)
 
     def _find_reader(self):
         porter = self.porter
@@ -209,7 +226,8 @@ class ReadPart:
         unit = edits.indent_of(self.read_statement)
         near = self.site.statement
         statements = [edits.generated(line + "\n", near) for line in _blocks(lines, unit)]
-        edits.remove(self.producer_site.statement)
+        if self.queue_name is not None:
+            edits.remove(self.producer_site.statement)
         if self.in_helper:
             edits.insert_before(self.site.statement, statements)
             self._rewrite_helper()
@@ -250,7 +268,8 @@ class ReadPart:
         call = [c for c in calls_in(self.site.statement)
                 if call_tail(c) == helper.name.value][0]
         arguments = [a.with_changes(value=cst.Name(self.value_name))
-                     if isinstance(a.value, cst.Name) and a.value.value == self.queue_name
+                     if a.value is self.producer_call or (isinstance(a.value, cst.Name)
+                                                          and a.value.value == self.queue_name)
                      else a for a in call.args]
         porter.edits[real_path(self.source.path)].replace_expression(
             call, call.with_changes(args=arguments))

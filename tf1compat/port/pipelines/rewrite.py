@@ -104,7 +104,8 @@ class PortedPipeline:
     iterator: tuple | None = None      # (path, n): the n-th make_one_shot_iterator( there
     notes: list = dataclasses.field(default_factory=list)
     endless: bool = False              # its files repeat forever (TF1's default)
-    observed_at: tuple | None = None   # (file, line) of its call in the graph's traceback
+    observed_at: tuple | None = None   # (file, line, occurrence) of its call in the graph's
+    #                                    traceback (Pipeline.occurrence)
     seeded: bool = False               # its order comes from a seeded shuffle
 
     def __str__(self):
@@ -175,7 +176,8 @@ class Porter:
     """Rewrites observed pipelines in ``sources`` (``{path: text}``); ``edits`` holds
     the changes per file until :meth:`new_sources`."""
 
-    def __init__(self, sources):
+    def __init__(self, sources, observed=()):
+        self.observed = list(observed)  # every pipeline the program ran
         self.sources = {}
         self.paths = {}
         for path, text in sources.items():
@@ -191,6 +193,9 @@ class Porter:
         self.rewritten_calls = set()    # (file, line) of each batching call replaced
         self.iterators = {}             # file -> [(line, column)] of each get_next written
         self.ported = []
+        # whether a batching helper may take the map function, mapping it after its
+        # shuffle (False: its callers map, before the shuffle, in TF1's order)
+        self.maps_in_helpers = True
 
     # ------------------------------------------------------------ helpers
 
@@ -308,6 +313,8 @@ class Porter:
             ported.text, ported.deterministic = pipeline.text, pipeline.deterministic
             ported.seeded = pipeline.seeded
             ported.like = None
+            call = innermost(pipeline.stack)
+            ported.observed_at = (call.file, call.line, pipeline.occurrence)
             return ported
         saved = {real: _snapshot(edits) for real, edits in self.edits.items()}
         saved_state = (dict(self.rewritten_functions), list(self.analog_pipelines),
@@ -321,6 +328,18 @@ class Porter:
             for real, snapshot in saved.items():
                 _restore(self.edits[real], snapshot)
             self.rewritten_functions, self.analog_pipelines, self.ported_sites = saved_state
+            if shape.shuffle_first and self.maps_in_helpers:
+                # a batching helper that maps after its shuffle may not serve its other
+                # callers (one whose records are its examples has no map to pass): the
+                # callers map instead, before the shuffle
+                self.maps_in_helpers = False
+                try:
+                    ported = self.port(pipeline)
+                finally:
+                    self.maps_in_helpers = True
+                ported.notes.append("mapped before the shuffle, in TF1's order: its "
+                                    "batching helper also batches examples with no map")
+                return ported
             if isinstance(e, Conflict):
                 raise self.fail(where, name, str(e)) from None
             raise
@@ -349,7 +368,8 @@ class Porter:
 
     def _port_analogs(self, template, shape, ported):
         """Port the other calls of the helpers ``template``'s rewrite changed, like it
-        (they take the record or the dataset now)."""
+        (they take the record or the dataset now): a call the program ran, as the
+        pipeline it built there; one it did not run, as ``template`` was made."""
         done = set()
         while self.analogs:
             path, line = self.analogs.pop(0)
@@ -357,6 +377,17 @@ class Porter:
             if key in done:
                 continue
             done.add(key)
+            run = self._run_through(key)
+            if run is not None:
+                if self._read_site_key(run) in self.ported_sites:
+                    continue
+                try:
+                    self.analog_pipelines.append(self._port(run, _shape(run)))
+                except NotPortable as e:
+                    raise NotPortable(e.path, e.line, e.name, (
+                        f"{e.why} (a pipeline the program built through a helper that port "
+                        f"changes for the pipeline at {ported.path}:{ported.line})")) from None
+                continue
             try:
                 analog = self._analog(template, path, line)
                 if self._read_site_key(analog) in self.ported_sites:
@@ -372,6 +403,16 @@ class Porter:
             if len(analog.stack) > 1:
                 result.api = f"{analog.stack[1].function}()"
             self.analog_pipelines.append(result)
+
+    def _run_through(self, call):
+        """The pipeline the program built through the call at ``call`` (file, line) of
+        a helper (its batching or its reading), or None when it did not run that call."""
+        for pipeline in self.observed:
+            stacks = [pipeline.stack, *(read.stack for read in pipeline.reads)]
+            if not pipeline.error and any(
+                    (frame.file, frame.line) == call for stack in stacks for frame in stack):
+                return pipeline
+        return None
 
     def _analog(self, template, path, line):
         """A :class:`Pipeline` record for the code around the call at ``path``:``line``
@@ -509,7 +550,11 @@ class Porter:
         # the map goes with the batching call, after its shuffle, where the plan says so
         # (a batching helper port rewrote already maps, or not, for every caller)
         helper_maps = batch.helper_maps()
-        shuffle_first = shape.shuffle_first if helper_maps is None else helper_maps
+        if helper_maps is None:
+            shuffle_first = shape.shuffle_first and (self.maps_in_helpers or
+                                                     not batch.in_helper)
+        else:
+            shuffle_first = helper_maps
         region.write_map(chooser, tf, edits, dataset, read.parameters(), outputs, shape,
                          with_batching=shuffle_first)
         mapped = region.function if shuffle_first else None
@@ -526,7 +571,8 @@ class Porter:
         ported = PortedPipeline(self.sources[call.file].path, source_of_call.lines(node)[0],
                                 name, pipeline.text, pipeline.deterministic, batch.names(),
                                 iterator_at=iterator, notes=self._summary_notes(pipeline),
-                                observed_at=(call.file, call.line), seeded=pipeline.seeded,
+                                observed_at=(call.file, call.line, pipeline.occurrence),
+                                seeded=pipeline.seeded,
                                 **_batching(shape))
         self.ported.append(ported)
         self.ported_sites[(read_frame.file, read_frame.line)] = ported
@@ -557,7 +603,7 @@ class Porter:
                                   shape, after=[nxt])
         ported = PortedPipeline(source.path, source.lines(read.read_call)[0], name,
                                 pipeline.text, pipeline.deterministic, list(outputs),
-                                observed_at=(read_site.frame.file, read_site.frame.line),
+                                observed_at=(read_site.frame.file, read_site.frame.line, 0),
                                 iterator_at=self.note_iterator(source, anchor, at_end=True),
                                 seeded=pipeline.seeded,
                                 **_batching(shape))

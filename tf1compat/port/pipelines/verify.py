@@ -211,11 +211,15 @@ def _run_both(checked, epochs, entry, ported_entry, argv, root, out_root, files,
     """Run both sides once, endless pipelines bounded to ``epochs``; the checks."""
     sites, port_sites = [], []
     for pipeline in checked:
+        # a line that made several pipelines (a batching helper's) made them in the same
+        # order on both sides: its batching calls, then its port's iterators
         sites.append(pipeline.observed_at)
+        occurrence = pipeline.observed_at[2]
         path, index = pipeline.iterator
         ported = _ported_file(path, root, out_root)
         with open(ported, encoding="utf-8") as f:
-            port_sites.append((os.path.realpath(ported), iterator_line(f.read(), index)))
+            port_sites.append((os.path.realpath(ported), iterator_line(f.read(), index),
+                               occurrence))
     ported_files = [_ported_file(f, root, out_root) for f in files]
     with tempfile.TemporaryDirectory(prefix="tf1compat-verify-") as folder:
         original = _Side([sys.executable, "-m", "tf1compat.port.pipelines.observe"], {
