@@ -53,6 +53,7 @@ from tf1compat.migrate.lowering.plan import (
     Values,
     build_steps,
     element_bytes,
+    relinked,
     shuffle_first,
 )
 from tf1compat.pipeline.cache_budget import BUDGET_VARIABLE, size_text
@@ -379,13 +380,10 @@ def _substitute(plan, old, new, chain, holder):
     the plan's last step."""
     position = chain.index(old)
     chain[position] = new
-    if position + 1 < len(chain):
-        chain[position + 1].upstream = new
-    elif holder is not None:
+    if position + 1 == len(chain) and holder is not None:
         holder.template = new
-    else:
-        return new
-    return plan
+        return plan
+    return relinked(plan, chain, position, new)
 
 
 def _values_of(make):
@@ -458,9 +456,9 @@ def _without_noops_after(plan, step):
         noop = chain[position]
         if not (isinstance(noop, Map) and noop.is_noop()):
             break
-        if position + 1 == len(chain):
+        plan = relinked(plan, chain, position, step)
+        if plan is step:
             return step
-        chain[position + 1].upstream = step
         chain = plan.chain()
     return plan
 

@@ -17,8 +17,8 @@ cache (:mod:`.caching`) after its kept rows.
 from tf1compat._tf import tf
 
 __all__ = ["Batch", "build_steps", "Element", "element_bytes", "Interleave", "Map", "Prefetch",
-           "Read", "RoundRobin", "Shuffle", "shuffle_after_reads", "shuffle_first", "Values",
-           "describe_seed"]
+           "Read", "relinked", "RoundRobin", "Shuffle", "shuffle_after_reads", "shuffle_first",
+           "Values", "describe_seed"]
 
 _DEFAULT_GRAPH_SEED = 87654321   # TF1's graph seed when only an op seed is given
 _KEY_CHUNK = 256                 # records per chunk when computing reader keys
@@ -287,10 +287,17 @@ def shuffle_first(plan, map_step, row_bytes):
         return plan
     shuffle.upstream, map_step.upstream = map_step.upstream, shuffle
     map_step.after_shuffle = True
+    return relinked(plan, chain, position, map_step)
+
+
+def relinked(plan, chain, position, step):
+    """``plan`` (its last step; ``chain``: its steps) with the step after
+    ``chain[position]`` taking its elements from ``step``; ``step`` itself when no step
+    follows (it is the plan's last step then)."""
     if position + 1 < len(chain):
-        chain[position + 1].upstream = map_step
+        chain[position + 1].upstream = step
         return plan
-    return map_step
+    return step
 
 
 def shuffle_after_reads(plan):

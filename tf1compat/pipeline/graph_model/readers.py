@@ -159,18 +159,20 @@ class _FixedLengthRecords(ReaderSpec):
     (tf.data has no such reader: they are cut from the whole file)."""
 
     op_type, dataset_name = op_types.FIXED_LENGTH_READER, "FixedLengthRecordDataset"
+    record_bytes: int
 
     def __init__(self, record_bytes: int, header_bytes: int, footer_bytes: int, hop_bytes: int,
                  compression: str | None) -> None:
-        self.sizes = (record_bytes, header_bytes, footer_bytes)
-        self.record_bytes = record_bytes
+        self.record_bytes, self.header_bytes, self.footer_bytes = (record_bytes, header_bytes,
+                                                                   footer_bytes)
         self.hop_bytes, self.compression = hop_bytes, compression
         self.settings = {"record_bytes": record_bytes, "header_bytes": header_bytes,
                          "footer_bytes": footer_bytes, "hop_bytes": hop_bytes,
                          "encoding": compression}
 
     def records(self, filename: Tensor) -> Dataset:
-        record_bytes, header_bytes, footer_bytes = self.sizes
+        record_bytes, header_bytes, footer_bytes = (self.record_bytes, self.header_bytes,
+                                                    self.footer_bytes)
         if not self.hop_bytes:
             return _one_file(tf.raw_ops.FixedLengthRecordDatasetV2(
                 filenames=filename, header_bytes=header_bytes, record_bytes=record_bytes,
@@ -187,7 +189,8 @@ class _FixedLengthRecords(ReaderSpec):
     def iter_records(self, path: str) -> Iterator[tuple[str, str, bytes]]:
         if self.hop_bytes or self.compression:
             return
-        record_bytes, header_bytes, footer_bytes = self.sizes
+        record_bytes, header_bytes, footer_bytes = (self.record_bytes, self.header_bytes,
+                                                    self.footer_bytes)
         with open(path, "rb") as f:
             body = f.read()[header_bytes:]
         body = body[:len(body) - footer_bytes]
