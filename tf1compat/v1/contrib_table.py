@@ -16,8 +16,9 @@ class ContribModule:
     """One ``tf.contrib.<name>``: ``maps_to`` says in words what provides it (None:
     nothing, see ``alternative``); ``bases`` are ``extras`` more names, each as a reference
     (``"tf.nest"``: TensorFlow 2's ``tf.nest``; ``"v1.lookup"``: ``tf.compat.v1.lookup``;
-    ``"tf_slim.layers"``: that module; ``"module:name"``: that module's attribute), so this
-    table imports nothing; ``unsupported`` TF1 names
+    ``"tf_slim.layers"``: that module; ``"module:name"``: that module's attribute, run
+    mode's own definition when the module is tf1compat's, which ``port`` writes beside
+    the program), so this table imports nothing; ``unsupported`` TF1 names
     without counterpart -> alternative; ``keras2`` names TensorFlow 2 gives only with Keras 2
     (the tf-keras package) -> reference, placeholders of ``unsupported`` under Keras 3;
     ``constants`` class name -> its constants (name -> TF1 value), kept on the placeholder
@@ -89,10 +90,11 @@ CONTRIB = {
                 "merge_all_summaries": "v1.summary.merge_all"}),
     "training": ContribModule(
         "tf-slim's training and evaluation loops (`create_train_op`, `train`, "
-        "`evaluate_once`, `evaluate_repeatedly`, hooks, `checkpoints_iterator`)",
+        "`evaluate_once`, `evaluate_repeatedly`, hooks, `checkpoints_iterator`); "
+        "`HParams` is tf1compat's, TF 1.x's class",
         bases=("tf_slim.training.training", "tf_slim.training.evaluation"),
+        extras={"HParams": "tf1compat.v1.hparam:HParams"},
         unsupported={
-            "HParams": "a dict or dataclass, or tensorboard.plugins.hparams",
             "bucket_by_sequence_length": "tf.data.experimental.bucket_by_sequence_length",
             "batch_sequences_with_states": "tf.keras.layers.RNN(stateful=True) on tf.data",
             "SequenceQueueingStateSaver": "tf.keras.layers.RNN(stateful=True) on tf.data",
