@@ -202,6 +202,9 @@ def _mnist_files(folder):
     # NASNet does (arg_scope was ported to a module of tf-slim's of that name)
     ("arg_scope_cells.py", ("tf-slim",),
      ("tf1_legacy/__init__.py", "tf1_legacy/tf_slim_repair.py")),
+    # tf.contrib.training.HParams as slim's NASNet configures with it (deepcopy,
+    # set_hparam, parse, override_from_dict, values): run mode's class beside the port
+    ("hparams_config.py", (), ("tf1_legacy/__init__.py", "tf1_legacy/hparam.py")),
 ])
 def test_corpus_like_programs_port_and_run_without_tf1compat_as_under_run_mode(
         tmp_path, monkeypatch, example, requirements, support):

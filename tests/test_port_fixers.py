@@ -96,6 +96,14 @@ PAIRS = {
     "contrib: a base's public name, not a module it imported under that name": (
         Contrib, "import tensorflow as tf\narg_scope = tf.contrib.framework.arg_scope\n",
         "import tensorflow as tf\nimport tf_slim\n\narg_scope = tf_slim.arg_scope\n"),
+    "contrib: run mode's own HParams, written beside the program": (
+        Contrib, "import tensorflow as tf\nhparams = tf.contrib.training.HParams(a=1)\n",
+        "import tensorflow as tf\nimport tf1_legacy.hparam\n\n"
+        "hparams = tf1_legacy.hparam.HParams(a=1)\n"),
+    "contrib: HParams imported from tf.contrib.training": (
+        Contrib, "from tensorflow.contrib.training import HParams, train  # config\n",
+        "from tf1_legacy.hparam import HParams\nfrom tf_slim.training.training "
+        "import train  # config\n"),
     "contrib: TensorFlow's own rename": (
         Contrib,
         "import tensorflow as tf\nr = tf.contrib.cluster_resolver.TPUClusterResolver()\n",
@@ -257,6 +265,7 @@ def test_a_tf_slim_program_calls_the_repair_after_the_graph_mode_line():
     ("tf1compat.v1.numpy1", ["fromstring", "itemset", "asfarray", "newbyteorder"]),
     ("tf1compat.v1.scipy_misc", ["imread", "imsave", "imresize"]),
     ("tf1compat.v1.mnist_tutorial", ["read_data_sets", "inference"]),
+    ("tf1compat.v1.hparam", ["HParams"]),
 ])
 def test_support_modules_hold_run_modes_definitions_and_import_no_tf1compat(module, names):
     import ast
@@ -274,6 +283,17 @@ def test_support_modules_hold_run_modes_definitions_and_import_no_tf1compat(modu
     runtime = importlib.import_module(module)
     for name in names:
         assert namespace[name].__doc__ == getattr(runtime, name).__doc__
+
+
+def test_hparams_asks_for_run_modes_class_in_every_form():
+    for source in ("import tensorflow as tf\nh = tf.contrib.training.HParams\n",
+                   "from tensorflow.contrib import training\nh = training.HParams(a=1)\n",
+                   "from tensorflow.contrib.training import HParams as H\n"):
+        text, ported = fix(source, fixers=(Contrib,))
+        assert ported.support == {("tf1compat.v1.hparam", "HParams")}, source
+        assert ported.findings == [] and "tf1_legacy.hparam" in text
+        assert [change.replacement for change in ported.changes][-1] == \
+            "tf1_legacy.hparam.HParams"
 
 
 def test_the_support_numpy1_acts_as_run_modes():

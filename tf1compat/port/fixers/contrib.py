@@ -6,7 +6,9 @@ slim`` -> ``import tf_slim as slim``, ``slim = tf.contrib.slim`` -> ``slim =
 tf_slim``), ``slim.nets`` -> ``tf_slim.nets``, ``tf.contrib.layers`` ->
 ``tf_slim.layers``, ``tf.contrib.framework.get_or_create_global_step`` ->
 ``tf.compat.v1.train.get_or_create_global_step``, ``tf.contrib.rnn.LSTMCell`` ->
-``tf.compat.v1.nn.rnn_cell.LSTMCell`` (Keras 2: tf-keras).
+``tf.compat.v1.nn.rnn_cell.LSTMCell`` (Keras 2: tf-keras). A name run mode defines
+itself (``tf.contrib.training.HParams``, TF 1.x's class) is its definition written
+beside the program (:mod:`tf1compat.port.support`): ``tf1_legacy.hparam.HParams``.
 
 A contrib module run mode has no counterpart for goes where TensorFlow's own rename
 table sends its name (``tf.contrib.distribute.MirroredStrategy`` ->
@@ -22,6 +24,7 @@ import libcst as cst
 
 from tf1compat.port.fixers._base import Fixer, dotted_source, statement_lines
 from tf1compat.port.fixers.keras2 import TF_KERAS
+from tf1compat.port.support import SUPPORT_PACKAGE
 from tf1compat.port.tf_upgrade import tf2_has, upgrade_spec
 from tf1compat.v1.contrib import public_names
 from tf1compat.v1.contrib_table import CONTRIB, unknown_contrib_message
@@ -30,6 +33,7 @@ __all__ = ["Contrib", "contrib_home", "TF_SLIM"]
 
 TF_SLIM = "tf-slim"
 _PREFIX = "tensorflow.contrib"
+_TF1COMPAT = "tf1compat."
 
 
 def reference_path(reference):
@@ -209,8 +213,9 @@ class Contrib(Fixer):
             elif home.path is None:
                 return None
             else:
-                lines.append(_import_line(home.path, bound))
-                self.changed(statement, shown, home.path)
+                path = self._written(home.path)
+                lines.append(_import_line(path, bound))
+                self.changed(statement, shown, path)
         return lines
 
     # -- uses ---------------------------------------------------------------------
@@ -235,14 +240,28 @@ class Contrib(Fixer):
             return True  # the module node inside is the one replaced
         home = self._home(node, dotted)
         if home.path is not None:
-            self._replaced[node] = self._spelled(home.path)
-            self.changed(node, "tf" + dotted[len("tensorflow"):], home.path)
+            path = self._written(home.path)
+            self._replaced[node] = self._spelled(path)
+            self.changed(node, "tf" + dotted[len("tensorflow"):], path)
         return False
+
+    def _written(self, path):
+        """Where the port finds ``path``: run mode's own definition (a tf1compat path,
+        ``tf1compat.v1.hparam.HParams``) in the support module written beside the program
+        (``tf1_legacy.hparam.HParams``), anything else where it is."""
+        if not path.startswith(_TF1COMPAT):
+            return path
+        module, _, name = path.rpartition(".")
+        self.file.support.add((module, name))
+        return f"{SUPPORT_PACKAGE}.{module.rpartition('.')[2]}.{name}"
 
     def _spelled(self, path):
         """``path`` as an expression, with the import it needs."""
         if path.startswith("tensorflow."):
             return dotted_source(self.tensorflow_name() + path[len("tensorflow"):])
+        if path.startswith(SUPPORT_PACKAGE + "."):
+            self.add_import(path.rpartition(".")[0])
+            return dotted_source(path)
         module = path
         while "." in module and not isinstance(_resolved(module), type(importlib)):
             module = module.rpartition(".")[0]
