@@ -675,6 +675,116 @@ def test_two_pipelines_through_one_batching_helper_are_each_ported_and_verified(
     assert lines == f"(16, 24, 24, 3) float32\n{printed}\n"
 
 
+SLICES = '''\
+"""Files listed with their labels in a text file, sliced by slice_input_producer."""
+import tensorflow as tf
+
+
+def read_labeled_list(path):
+    names, labels = [], []
+    with open(path) as f:
+        for line in f:
+            name, label = line.split()
+            names.append(name)
+            labels.append(int(label))
+    return names, labels
+
+
+def read_from_disk(input_queue):
+    pixels = tf.decode_raw(tf.read_file(input_queue[0]), tf.uint8)
+    return tf.reshape(pixels, [2, 2, 3]), input_queue[1]
+
+
+name_list, label_list = read_labeled_list("labels.txt")
+names = tf.convert_to_tensor(name_list, dtype=tf.string)
+labels = tf.convert_to_tensor(label_list, dtype=tf.int32)
+SLICED
+image = tf.cast(image, tf.float32) / 255.0
+image_batch, label_batch = tf.train.batch([image, label], BATCHING)
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    total = 0
+    try:
+        for _ in range(STEPS):
+            images_out, labels_out = sess.run([image_batch, label_batch])
+            total += int(labels_out.sum())
+        print("steps done", images_out.shape, labels_out.dtype)
+    except tf.errors.OutOfRangeError:
+        print("label sum", total)
+    coord.request_stop()
+    coord.join(threads)
+'''
+
+SLICINGS = {   # the slices, their batching, the steps run; the map function written
+    "one name, shuffled, endless": (
+        "input_queue = tf.train.slice_input_producer([names, labels])\n"
+        "image, label = read_from_disk(input_queue)", "batch_size=4", "3",
+        "def parse(*input_queue):", "(tf.data.Dataset.from_tensor_slices((names, labels))\n"
+        "           .shuffle(tf.shape(names, out_type=tf.int64)[0])\n"
+        "           .repeat())", "as multisets", "steps done (4, 2, 2, 3) int32\n"),
+    "unpacked, in order, one epoch": (
+        "path, label = tf.train.slice_input_producer([names, labels], num_epochs=1,\n"
+        "                                            shuffle=False)\n"
+        "image, _ = read_from_disk([path, label])", "batch_size=5, allow_smaller_final_batch=True",
+        "100", "def parse(path, label):",
+        "dataset = tf.data.Dataset.from_tensor_slices((names, labels))\n", "in order",
+        None),
+}
+
+
+@pytest.mark.parametrize("slicing", sorted(SLICINGS))
+def test_slice_input_producer_becomes_a_dataset_of_the_slices(tmp_path, rng, monkeypatch,
+                                                              capsys, slicing):
+    """A file list and its labels sliced by slice_input_producer (its slices held by one
+    name and indexed in a reading function, or unpacked) become
+    Dataset.from_tensor_slices of the same tensors, shuffled and repeated as the
+    producer was, the example's statements the map function (taking the slices as
+    they were named); --verify compares in order where TF1 read in order."""
+    sliced, batching, steps, signature, dataset, compared, printed = SLICINGS[slicing]
+    src = tmp_path / "src"
+    src.mkdir()
+    listing, total = [], 0
+    for index in range(12):
+        (src / f"{index}.raw").write_bytes(rng.integers(0, 256, 12, dtype=np.uint8).tobytes())
+        listing.append(f"{index}.raw {index % 3}\n")
+        total += index % 3
+    (src / "labels.txt").write_text("".join(listing))
+    program = write_program(src, "train.py", SLICES.replace("SLICED", sliced).replace(
+        "BATCHING", batching).replace("STEPS", steps))
+    monkeypatch.chdir(src)
+    assert port(program, tmp_path / "out") == 0
+    out = capsys.readouterr().out
+    assert f"same data ({compared}" in out and "verify: 1 of 1 pipeline(s)" in out, out
+    ported = (tmp_path / "out" / "train.py").read_text()
+    assert signature in ported and dataset in ported and "slice_input_producer(" not in ported
+    lines = assert_same_run(program, tmp_path / "out" / "train.py", cwd=src)
+    assert lines == (printed or f"label sum {total}\n")
+    assert port(tmp_path / "out" / "train.py", tmp_path / "again", verify=False) == 0
+    assert (tmp_path / "again" / "train.py").read_text() == ported
+
+
+def test_a_pipeline_of_other_values_is_left_with_a_finding(tmp_path, monkeypatch, capsys):
+    program = write_program(tmp_path / "src", "counts.py", """
+        import tensorflow as tf
+        queue = tf.train.input_producer(tf.range(6), shuffle=False, num_epochs=1)
+        batch = tf.train.batch([queue.dequeue()], batch_size=2)
+        with tf.Session() as sess:
+            sess.run(tf.local_variables_initializer())
+            tf.train.start_queue_runners(sess)
+            print(sess.run(batch))
+    """)
+    monkeypatch.chdir(tmp_path / "src")
+    assert port(program, tmp_path / "out", verify=False) == 1
+    assert ("counts.py:4: tf.train.batch: a pipeline with no reader is ported from "
+            "slice_input_producer's slices only (not from input_producer, "
+            "range_input_producer or values the program enqueues, nor into a prefetch_queue) "
+            "yet") in capsys.readouterr().out
+    run = run_without_tf1compat(tmp_path / "out" / "counts.py", cwd=tmp_path / "src")
+    assert run.returncode == 0 and run.stdout == "[0 1]\n", run.stderr   # still queues
+
+
 def test_example_csv_rows(tmp_path, monkeypatch, capsys):
     """The repository's example: TextLineReader + decode_csv + batch with two threads."""
     src = tmp_path / "src"

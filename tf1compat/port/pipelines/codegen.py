@@ -8,7 +8,7 @@ program's own expressions (the producer's file list, the batching call's
 
 __all__ = ["statement_text", "NameChooser", "iterator_next",
            "file_list_statements", "reader_expression", "map_statement", "batching_statement",
-           "choose_dataset_name", "prefix_of"]
+           "choose_dataset_name", "prefix_of", "shuffle_code", "epochs_code", "blocks"]
 
 _DATASET_NAMES = ("dataset", "records", "examples", "data")
 _WIDTH = 95   # a generated line longer than this (with its indentation) is wrapped
@@ -196,3 +196,35 @@ def batching_statement(tf, dataset, batch_size, drop_remainder, padded, shuffle_
     if prefetch:
         chain += f".prefetch({tf}.data.AUTOTUNE)"
     return f"{dataset} = {chain}"
+
+
+def shuffle_code(code):
+    """The producer's ``shuffle``: None (off), ``"True"`` (on) or the deciding expression."""
+    if code is None or code == "True":
+        return "True"
+    if code == "False":
+        return None
+    return code
+
+
+def epochs_code(code):
+    """``repeat(...)``'s argument for the producer's ``num_epochs``: None for one epoch,
+    "" for forever."""
+    if code is None or code == "None":
+        return ""
+    if code == "1":
+        return None
+    return code
+
+
+def blocks(lines, indent):
+    """Join generated lines into statements: an ``if ...:`` line with its indented body."""
+    statements, index = [], 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        while index < len(lines) and lines[index].startswith(indent):
+            line += "\n" + lines[index]
+            index += 1
+        statements.append(line)
+    return statements

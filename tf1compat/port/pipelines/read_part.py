@@ -185,9 +185,10 @@ class ReadPart:
         self.dataset = dataset
         code = lambda node: None if node is None else source.code(node).strip()  # noqa: E731
         files = producer["string_tensor"]
-        shuffle = None if _single_file(files) else _shuffle_code(code(producer["shuffle"]))
+        shuffle = (None if _single_file(files)
+                   else codegen.shuffle_code(code(producer["shuffle"])))
         seed = code(producer["seed"])
-        epochs = _epochs_code(code(producer["num_epochs"]))
+        epochs = codegen.epochs_code(code(producer["num_epochs"]))
         listing = _glob_call(files)
         needs_names = (shuffle is not None or listing is not None or self.shape.readers > 1
                        or self.reader_kind == "WholeFileReader"
@@ -225,7 +226,8 @@ class ReadPart:
             lines.append(f"{dataset} = {records}")
         unit = edits.indent_of(self.read_statement)
         near = self.site.statement
-        statements = [edits.generated(line + "\n", near) for line in _blocks(lines, unit)]
+        statements = [edits.generated(line + "\n", near)
+                      for line in codegen.blocks(lines, unit)]
         if self.queue_name is not None:
             edits.remove(self.producer_site.statement)
         if self.in_helper:
@@ -309,23 +311,8 @@ def _source_reader_arguments(source, bound, read):
     return arguments
 
 
-def _shuffle_code(code):
-    """The producer's ``shuffle``: None (off), ``"True"`` (on) or the deciding expression."""
-    if code is None or code == "True":
-        return "True"
-    if code == "False":
-        return None
-    return code
 
 
-def _epochs_code(code):
-    """``repeat(...)``'s argument for the producer's ``num_epochs``: None for one epoch,
-    "" for forever."""
-    if code is None or code == "None":
-        return ""
-    if code == "1":
-        return None
-    return code
 
 
 def _glob_call(files):
@@ -353,15 +340,3 @@ def _count_code(tf, files, name):
         return f"len({name})"
     return f"{tf}.size({name}, out_type={tf}.int64)"
 
-
-def _blocks(lines, indent):
-    """Join generated lines into statements: an ``if ...:`` line with its indented body."""
-    statements, index = [], 0
-    while index < len(lines):
-        line = lines[index]
-        index += 1
-        while index < len(lines) and lines[index].startswith(indent):
-            line += "\n" + lines[index]
-            index += 1
-        statements.append(line)
-    return statements

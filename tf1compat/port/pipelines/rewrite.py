@@ -55,6 +55,8 @@ from tf1compat.port.pipelines.syntax import (
     shown_path,
     statement_of,
 )
+from tf1compat.port.pipelines.values_part import NAME as VALUES_NAME
+from tf1compat.port.pipelines.values_part import ValuesPart
 
 __all__ = ["NotPortable", "PortedPipeline", "Porter", "iterator_line"]
 
@@ -506,8 +508,7 @@ class Porter:
     def _port(self, pipeline, shape):
         name = api_name(pipeline.api)
         if shape.read is None:
-            raise self.fail(innermost(pipeline.stack), name, "a pipeline with no reader "
-                            "(slice_input_producer, values enqueued) is not ported yet")
+            return self._port_values(pipeline, shape)
         read_stack = pipeline.reads[0].stack if pipeline.reads else ()
         if len({innermost(read.stack) for read in pipeline.reads}) != 1:
             raise self.fail(innermost(pipeline.stack), name, f"{len(pipeline.reads)} reads "
@@ -540,6 +541,36 @@ class Porter:
         batch = BatchPart(self, pipeline, shape, batch_stack[k:], batch_site,
                           api=pipeline.batch_api if prefetched else None)
         prefetch = PrefetchPart(self, pipeline, batch, pipeline.stack) if prefetched else None
+        return self._write(pipeline, shape, read, batch, batch_site, prefetch, read_frame)
+
+    def _port_values(self, pipeline, shape):
+        """Port a pipeline of ``slice_input_producer``'s slices batched in the function
+        making them (:class:`ValuesPart`)."""
+        name = api_name(pipeline.api)
+        stacks = [op.stack for op in shape.values.ops if op.stack] if shape.values else []
+        producer_site = self.site(innermost(stacks[0]), "producer") if stacks else None
+        if producer_site is None or pipeline.api in ("prefetch_queue", "fetch") or not any(
+                call_tail(c) == VALUES_NAME for c in calls_in(producer_site.statement)):
+            raise self.fail(innermost(pipeline.stack), name, "a pipeline with no reader is "
+                            "ported from slice_input_producer's slices only (not from "
+                            "input_producer, range_input_producer or values the program "
+                            "enqueues, nor into a prefetch_queue) yet")
+        producer_stack, batch_stack = stacks[0], pipeline.stack
+        k = common_invocation(producer_stack, batch_stack)
+        if k is None or len(producer_stack) != k + 1 or len(batch_stack) > k + 2:
+            raise self.fail(producer_site, VALUES_NAME, "the producer and the batching call "
+                            "are not in one function (or the batching call more than one "
+                            "helper call away)")
+        batch_site = self.site(batch_stack[k], name)
+        values = ValuesPart(self, pipeline, shape, producer_site)
+        batch = BatchPart(self, pipeline, shape, batch_stack[k:], batch_site)
+        return self._write(pipeline, shape, values, batch, batch_site, None, producer_stack[k])
+
+    def _write(self, pipeline, shape, read, batch, batch_site, prefetch, read_frame):
+        """Write ``pipeline`` from its parts: the records (``read``, at ``read_frame``),
+        the map of the example's statements, the batching (``prefetch`` too, or None)."""
+        name = api_name(pipeline.api)
+        read_site = read.site
         region = Region(self, read, batch_site, returned=batch.examples())
         region.check()
         source, tf = read_site.source, self.tf_name(read_site.source)
