@@ -80,8 +80,11 @@ PAIRS = {
         "import tensorflow as tf\nimport tf_slim\n\nslim = tf_slim\n"
         "net = slim.fully_connected(x, 2)\n"),
     "contrib: from tensorflow.contrib import": (
-        Contrib, "from tensorflow.contrib import slim\nfrom tensorflow.contrib import layers\n",
-        "import tf_slim as slim\nfrom tf_slim import layers\n"),
+        Contrib, "from tensorflow.contrib import slim\nfrom tensorflow.contrib import metrics\n",
+        "import tf_slim as slim\nfrom tf_slim import metrics\n"),
+    "contrib: tf.contrib.layers' names one by one (tf_slim.layers is tf-slim's layers.layers)": (
+        Contrib, "from tensorflow.contrib import layers\nr = layers.l2_regularizer(0.1)\n",
+        "import tf_slim\n\nr = tf_slim.l2_regularizer(0.1)\n"),
     "contrib: slim's nets": (
         Contrib, "from tensorflow.contrib.slim.nets import resnet_v1\n",
         "from tf_slim.nets import resnet_v1\n"),
@@ -90,9 +93,10 @@ PAIRS = {
         "import tensorflow as tf\nstep = tf.contrib.framework.get_or_create_global_step()\n",
         "import tensorflow as tf\nstep = tf.compat.v1.train.get_or_create_global_step()\n"),
     "contrib: through the contrib module's base": (
-        Contrib, "import tensorflow as tf\ninit = tf.contrib.layers.xavier_initializer()\n",
-        "import tensorflow as tf\nimport tf_slim.layers\n\n"
-        "init = tf_slim.layers.xavier_initializer()\n"),
+        Contrib, "import tensorflow as tf\ninit = tf.contrib.layers.xavier_initializer()\n"
+                 "step = tf.contrib.metrics.streaming_accuracy\n",
+        "import tensorflow as tf\nimport tf_slim\nimport tf_slim.metrics\n\n"
+        "init = tf_slim.xavier_initializer()\nstep = tf_slim.metrics.streaming_accuracy\n"),
     "contrib: a base's public name, not a module it imported under that name": (
         Contrib, "import tensorflow as tf\narg_scope = tf.contrib.framework.arg_scope\n",
         "import tensorflow as tf\nimport tf_slim\n\narg_scope = tf_slim.arg_scope\n"),

@@ -1,5 +1,6 @@
 """NASNet-style cells, TF1 style: tf.contrib.framework's arg_scope and add_arg_scope
-bound to module names, slim layers inside the scope, a few training steps."""
+bound to module names, slim layers inside the scope with tf.contrib.layers' initializer
+and regularizer, a few training steps."""
 import numpy as np
 import tensorflow as tf
 
@@ -23,13 +24,16 @@ def main(_):
     rng = np.random.RandomState(0)
     images = tf.placeholder(tf.float32, [None, 8, 8, 3])
     labels = tf.placeholder(tf.int64, [None])
-    with arg_scope([slim.conv2d], weights_initializer=tf.truncated_normal_initializer(
-            stddev=0.1), padding="SAME"):
+    # NASNet's arg_scope takes its regularizer and initializer from tf.contrib.layers
+    initializer = tf.contrib.layers.variance_scaling_initializer(mode="FAN_OUT")
+    with arg_scope([slim.conv2d], weights_initializer=initializer,
+                   weights_regularizer=tf.contrib.layers.l2_regularizer(1e-3), padding="SAME"):
         with arg_scope([cell], stride=2):
             net = cell(images, 4, scope="cell_0")
             net = cell(net, 8, scope="cell_1")
     logits = slim.fully_connected(slim.flatten(net), 3, activation_fn=None, scope="logits")
-    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits) + tf.add_n(
+        tf.losses.get_regularization_losses())
     train = tf.train.GradientDescentOptimizer(0.05).minimize(loss)
     x = rng.rand(6, 8, 8, 3).astype(np.float32)
     y = rng.randint(0, 3, 6)

@@ -64,6 +64,29 @@ def _resolved(path):
     return None
 
 
+@functools.cache
+def _written_reaches(path):
+    """True when ``path`` written in a program is what importing it gives: each part
+    of a written path is an attribute of the one before, and a package may bind a
+    submodule's name to something else (tf-slim's ``from tf_slim.layers import *``
+    makes ``tf_slim.layers`` its ``layers.layers`` module, which lacks ``l2_regularizer``
+    and 40 more of ``tf_slim.layers``' names)."""
+    root, *parts = path.split(".")
+    node = _resolved(root)
+    for part in parts:
+        node = getattr(node, part, None)
+    return node is not None and node is _resolved(path)
+
+
+def _single_home(spec):
+    """The path of a contrib module of one base that a program can write (TensorFlow's
+    API, or :func:`_written_reaches`), or None: its names then go one by one."""
+    path = reference_path(spec.bases[0]) if len(spec.bases) == 1 else None
+    if path is None or path.startswith("tensorflow.") or _written_reaches(path):
+        return path
+    return None
+
+
 def _in_base(base_path, name):
     """``base_path.name`` spelled at the top of its package when that is the same object
     (``tf_slim.arg_scope`` for ``tf_slim.ops.arg_scope.arg_scope``), else in full; None
@@ -101,8 +124,9 @@ def _renamed_by_tensorflow(dotted):
 
 def contrib_home(dotted):
     """Where ``tensorflow.contrib.<module>[.<name>...]`` goes (:class:`Home`); a
-    module whose names come from several places has no path of its own (its names
-    are ported one by one)."""
+    module whose names come from several places, or from a module a program cannot
+    write (``tf_slim.layers``), has no path of its own (its names are ported one by
+    one)."""
     parts = dotted.split(".")
     if len(parts) < 3:
         return Home(reason="tf.contrib as a whole has no TensorFlow 2 counterpart")
@@ -116,9 +140,8 @@ def contrib_home(dotted):
             Home(reason=f"no TensorFlow 2 counterpart in run mode; use {spec.alternative}")
     requirement = TF_SLIM if any(base.startswith("tf_slim") for base in spec.bases) else None
     if not rest:
-        if len(spec.bases) == 1:
-            return Home(reference_path(spec.bases[0]), requirement=requirement)
-        return Home()
+        path = _single_home(spec)
+        return Home(path, requirement=requirement if path else None)
     name, tail = rest[0], "".join(f".{part}" for part in rest[1:])
     if name in spec.extras:
         path = reference_path(spec.extras[name])
@@ -232,7 +255,8 @@ class Contrib(Fixer):
             return True
         parts = dotted.split(".")
         spec = CONTRIB.get(parts[2])
-        single_base = spec is not None and spec.maps_to is not None and len(spec.bases) == 1
+        single_base = spec is not None and spec.maps_to is not None \
+            and _single_home(spec) is not None
         if len(parts) > 4 or len(parts) == 4 and single_base and parts[3] not in {
                 *spec.extras, *spec.keras2, *spec.unsupported}:
             if len(parts) == 4:
