@@ -514,8 +514,22 @@ class Porter:
             raise self.fail(innermost(pipeline.stack), name, f"{len(pipeline.reads)} reads "
                             "feed it (batch_join of several readers): not ported yet")
         if pipeline.api == "fetch":
+            self._check_own_read(pipeline, read_stack)
             return self._port_fetched(pipeline, shape, read_stack)
         return self._port_batched(pipeline, shape, read_stack)
+
+    def _check_own_read(self, pipeline, read_stack):
+        """Raise NotPortable when the read of examples fetched one at a time also feeds
+        a batching call: moving the read into a dataset would take it from that batch."""
+        reads = {read.name for read in pipeline.reads}
+        for other in self.observed:
+            if other is not pipeline and other.api != "fetch" and other.stack and \
+                    reads & {read.name for read in other.reads}:
+                call = innermost(other.stack)
+                raise self.fail(read_stack[-1], "reader.read", "its examples are fetched "
+                                f"beside the batch of the same read ({api_name(other.api)} at "
+                                f"{shown_path(self.sources[call.file].path)}:{call.line}); "
+                                "tf.data gives one reader's examples to one iterator")
 
     def _port_batched(self, pipeline, shape, read_stack):
         name = api_name(pipeline.api)
