@@ -197,6 +197,36 @@ def test_a_killed_conversion_into_the_store_leaves_no_scratch_for_good(s3, bucke
     assert list(temp.iterdir()) == []
 
 
+def _scratch_folders_kept(count):
+    """How many of ``count`` scratch folders made here one after another lived through
+    their block (another process's start removes dead runs' folders meanwhile)."""
+    from tf1compat.convert.scratch import scratch_folder
+
+    kept = 0
+    for _ in range(count):
+        with scratch_folder("race") as folder:
+            with open(os.path.join(folder, "part"), "wb") as part:
+                part.write(b"shard")
+            kept += os.path.isfile(os.path.join(folder, "part"))
+    return kept
+
+
+def test_scratch_folders_made_at_once_by_several_processes_all_live(tmp_path, monkeypatch):
+    """Four processes making scratch folders at once (Dask workers on one machine): a
+    folder seen by another process between its making and its locking was taken for a
+    dead run's and removed under its maker (FileNotFoundError within the first few
+    hundred folders, and once test_dask's killed-worker test lost a shard's folder).
+    Made hidden and renamed once locked, every folder lives through its block; none
+    is left."""
+    import multiprocessing
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))   # the children's too (fork)
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        assert pool.map(_scratch_folders_kept, [300] * 4) == [300] * 4
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_readers_take_only_the_files_the_manifest_lists(s3, bucket, capsys):
     folder = f"s3://{bucket}/m"
     train = convert.write_sharded(range(30), f"{folder}/train.tfrecord", 3, workers=0,

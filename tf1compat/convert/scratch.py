@@ -4,8 +4,10 @@ before theirs. Each is ``<temp dir>/tf1compat-scratch-*`` holding a ``.lock`` th
 process keeps locked while it lives (:func:`~tf1compat.records._files.lock_while_open`).
 A run killed outright cannot remove its folder (a CIFAR-10 extraction is 180 MB); the
 next scratch folder made on the machine removes every one whose lock no live process
-holds. A folder found without its lock (a process killed between making the folder and
-its lock) is removed once it is a minute old.
+holds. A folder is made under a hidden name (``.tf1compat-scratch-*``) and renamed once
+its lock is held, so no other process sees it unlocked and removes it while it is
+being made; a hidden one (a process killed in those microseconds) and one found without
+its lock (made by an older tf1compat) are removed once they are a minute old.
 """
 
 import contextlib
@@ -26,9 +28,14 @@ __all__ = ["PREFIX", "scratch_folder"]
 def _remove_dead_folders(parent):
     """Remove the scratch folders in ``parent`` that no live process holds."""
     with contextlib.suppress(OSError), os.scandir(parent) as entries:
-        folders = [entry.path for entry in entries
-                   if entry.name.startswith(PREFIX) and entry.is_dir(follow_symlinks=False)]
+        folders = [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)
+                   and entry.name.startswith((PREFIX, "." + PREFIX))]
     for folder in folders:
+        if os.path.basename(folder).startswith("."):
+            with contextlib.suppress(OSError):
+                if time.time() - os.stat(folder).st_mtime >= _UNLOCKED_SECONDS:
+                    shutil.rmtree(folder, ignore_errors=True)
+            continue
         try:
             remove_unless_locked(os.path.join(folder, _LOCK))
         except FileNotFoundError:
@@ -46,10 +53,12 @@ def scratch_folder(what):
     block ends; first remove the scratch folders of dead runs."""
     parent = tempfile.gettempdir()
     _remove_dead_folders(parent)
-    folder = tempfile.mkdtemp(prefix=f"{PREFIX}{what}-", dir=parent)
+    folder = made = tempfile.mkdtemp(prefix=f".{PREFIX}{what}-", dir=parent)
     try:
-        with open(os.path.join(folder, _LOCK), "wb") as lock:
+        with open(os.path.join(made, _LOCK), "wb") as lock:
             lock_while_open(lock)
+            folder = os.path.join(parent, os.path.basename(made)[1:])
+            os.rename(made, folder)
             yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
