@@ -470,8 +470,8 @@ def test_cifar10_tutorial_shape_helpers_take_the_record_and_the_dataset(tmp_path
     assert run.stdout == "steps 3, losses finite: True\n"
 
 
-CIFAR_DISTORTED = '''\
-"""The CIFAR-10 tutorial's distorted_inputs in one function, a few steps of it."""
+# the CIFAR-10 tutorial's flags and read_cifar10, for the programs below
+CIFAR_READ = '''\
 import os
 
 import tensorflow as tf
@@ -487,7 +487,11 @@ def read_cifar10(filename_queue):
   label = tf.cast(tf.strided_slice(record, [0], [1]), tf.int32)
   depth_major = tf.reshape(tf.strided_slice(record, [1], [3073]), [3, 32, 32])
   return tf.transpose(depth_major, [1, 2, 0]), label
+'''
 
+CIFAR_DISTORTED = '''\
+"""The CIFAR-10 tutorial's distorted_inputs in one function, a few steps of it."""
+''' + CIFAR_READ + '''
 
 def distorted_inputs(data_dir, batch_size):
   filenames = [os.path.join(data_dir, "data_batch_%d.bin" % i) for i in range(1, 6)]
@@ -573,22 +577,7 @@ def test_cifar10_distortions_on_threads_are_mapped_after_the_shuffle_buffer(
 
 CIFAR_TWO_THROUGH_ONE_HELPER = '''\
 """Training and test batches of CIFAR-10 through one batching helper."""
-import os
-
-import tensorflow as tf
-
-tf.app.flags.DEFINE_string("data_dir", "cifar-10-batches-bin", "the binary batches")
-FLAGS = tf.app.flags.FLAGS
-
-
-def read_cifar10(filename_queue):
-  reader = tf.FixedLengthRecordReader(record_bytes=1 + 32 * 32 * 3)
-  _, value = reader.read(filename_queue)
-  record = tf.decode_raw(value, tf.uint8)
-  label = tf.cast(tf.strided_slice(record, [0], [1]), tf.int32)
-  depth_major = tf.reshape(tf.strided_slice(record, [1], [3073]), [3, 32, 32])
-  return tf.transpose(depth_major, [1, 2, 0]), label
-
+''' + CIFAR_READ + '''
 
 def batched(example, batch_size):
   return tf.train.shuffle_batch([example], batch_size=batch_size, num_threads=4,
