@@ -690,20 +690,21 @@ labels = tf.convert_to_tensor(label_list, dtype=tf.int32)
 SLICED
 image = tf.cast(image, tf.float32) / 255.0
 image_batch, label_batch = tf.train.batch([image, label], BATCHING)
-with tf.Session() as sess:
-    sess.run(tf.local_variables_initializer())
-    coord = tf.train.Coordinator()
-    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-    total = 0
-    try:
-        for _ in range(STEPS):
-            images_out, labels_out = sess.run([image_batch, label_batch])
-            total += int(labels_out.sum())
-        print("steps done", images_out.shape, labels_out.dtype)
-    except tf.errors.OutOfRangeError:
-        print("label sum", total)
-    coord.request_stop()
-    coord.join(threads)
+sess = tf.Session()
+sess.run(tf.local_variables_initializer())
+coord = tf.train.Coordinator()
+threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+total = 0
+try:
+    for _ in range(STEPS):
+        images_out, labels_out = sess.run([image_batch, label_batch])
+        total += int(labels_out.sum())
+    print("steps done", images_out.shape, labels_out.dtype)
+except tf.errors.OutOfRangeError:
+    print("label sum", total)
+coord.request_stop()
+coord.join(threads)
+sess.close()
 '''
 
 SLICINGS = {   # the slices, their batching, the steps run; the map function written
