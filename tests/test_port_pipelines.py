@@ -765,24 +765,23 @@ def test_examples_fetched_beside_the_batch_of_their_read_stay_queues(tmp_path, r
     program = write_program(src, "both.py", """
         import tensorflow as tf
         queue = tf.train.string_input_producer(["data.tfrecord"])  # endless: the runner
-        _, record = tf.TFRecordReader().read(queue)              # never takes all records
+        reader = tf.TFRecordReader()                             # never takes all records
+        _, record = reader.read(queue)
         length = tf.strings.length(record)
         lengths = tf.train.batch([length], batch_size=2)
-        total = length + 1
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            tf.train.start_queue_runners(sess)
-            print(sess.run([lengths, total])[0].shape)
+        sess = tf.Session()
+        tf.train.start_queue_runners(sess)
+        print(sess.run([lengths, length + 1])[0].shape)
     """)
     write_tfrecords(src, rng, files=1, per_file=4)
     (src / "part-0.tfrecord").rename(src / "data.tfrecord")
     monkeypatch.chdir(src)
     assert port(program, tmp_path / "out", verify=False) == 1
     out = capsys.readouterr().out
-    assert ("both.py:4: reader.read: its examples are fetched beside the batch of the same "
-            "read (tf.train.batch at both.py:6); tf.data gives one reader's examples to one "
+    assert ("both.py:5: reader.read: its examples are fetched beside the batch of the same "
+            "read (tf.train.batch at both.py:7); tf.data gives one reader's examples to one "
             "iterator") in out
-    assert "both.py:7: tf.train.batch: op 'add' (AddV2) uses an example outside" in out
+    assert "both.py:10: tf.train.batch: op 'add' (AddV2) uses an example outside" in out
     assert "tf.data" not in (tmp_path / "out" / "both.py").read_text()
     assert assert_same_run(program, tmp_path / "out" / "both.py", cwd=src) == "(2,)\n"
 
