@@ -51,6 +51,17 @@ def port(program, out, *args, verify=True):
     return cli.main(argv)
 
 
+def port_over_one_file(tmp_path, rng, monkeypatch, name, text):
+    """``text`` written as ``src/NAME`` beside ``data.tfrecord`` (4 Examples), ported to
+    ``out`` from ``src`` without --verify: (its exit status, the program)."""
+    src = tmp_path / "src"
+    program = write_program(src, name, text)
+    write_tfrecords(src, rng, files=1, per_file=4)
+    (src / "part-0.tfrecord").rename(src / "data.tfrecord")
+    monkeypatch.chdir(src)
+    return port(program, tmp_path / "out", verify=False), program
+
+
 def assert_same_run(program, ported, *args, cwd):
     """The port prints, under plain python without tf1compat, what the original prints
     under tf1compat run."""
@@ -761,8 +772,7 @@ def test_examples_fetched_beside_the_batch_of_their_read_stay_queues(tmp_path, r
     pipeline is ported (the fetched examples' own port moved the batching call into its
     map function, a queue tf.data cannot hold: ValueError under plain python), and the
     port, still queue code, prints what the original prints."""
-    src = tmp_path / "src"
-    program = write_program(src, "both.py", """
+    status, program = port_over_one_file(tmp_path, rng, monkeypatch, "both.py", """
         import tensorflow as tf
         queue = tf.train.string_input_producer(["data.tfrecord"])  # endless: the runner
         reader = tf.TFRecordReader()                             # never takes all records
@@ -773,17 +783,14 @@ def test_examples_fetched_beside_the_batch_of_their_read_stay_queues(tmp_path, r
         tf.train.start_queue_runners(sess)
         print(sess.run([lengths, length + 1])[0].shape)
     """)
-    write_tfrecords(src, rng, files=1, per_file=4)
-    (src / "part-0.tfrecord").rename(src / "data.tfrecord")
-    monkeypatch.chdir(src)
-    assert port(program, tmp_path / "out", verify=False) == 1
+    assert status == 1
     out = capsys.readouterr().out
     assert ("both.py:5: reader.read: its examples are fetched beside the batch of the same "
             "read (tf.train.batch at both.py:7); tf.data gives one reader's examples to one "
             "iterator") in out
     assert "both.py:10: tf.train.batch: op 'add' (AddV2) uses an example outside" in out
     assert "tf.data" not in (tmp_path / "out" / "both.py").read_text()
-    assert assert_same_run(program, tmp_path / "out" / "both.py", cwd=src) == "(2,)\n"
+    assert assert_same_run(program, tmp_path / "out" / "both.py", cwd=program.parent) == "(2,)\n"
 
 
 def test_a_pipeline_of_other_values_is_left_with_a_finding(tmp_path, monkeypatch, capsys):
@@ -1113,12 +1120,7 @@ with tf.Session() as sess:
 
 def test_a_reader_key_and_an_example_used_after_its_batch_are_findings(tmp_path, rng,
                                                                        monkeypatch, capsys):
-    src = tmp_path / "src"
-    program = write_program(src, "both.py", KEY_AND_LATE_USE)
-    write_tfrecords(src, rng, files=1, per_file=4)
-    (src / "part-0.tfrecord").rename(src / "data.tfrecord")
-    monkeypatch.chdir(src)
-    assert port(program, tmp_path / "out", verify=False) == 1
+    assert port_over_one_file(tmp_path, rng, monkeypatch, "both.py", KEY_AND_LATE_USE)[0] == 1
     out = capsys.readouterr().out
     assert ("both.py:7: reader.read: the reader's key (file:record) is used; tf.data's "
             "readers give no keys") in out
