@@ -36,7 +36,10 @@ from tf1compat.pipeline.graph_model.structure import (  # noqa: E402
     sub_graph_def,
     walk,
 )
-from tf1compat.pipeline.graph_model.varying import has_stateful_ops, varying_ops  # noqa: E402
+from tf1compat.pipeline.graph_model.varying import (  # noqa: E402
+    has_stateful_branches,
+    varying_ops,
+)
 from tf1compat.records import tfrecord  # noqa: E402
 
 pytestmark = pytest.mark.tf
@@ -613,16 +616,36 @@ def test_what_needs_a_function_of_its_own_against_automatic_control_dependencies
             x = v1.placeholder(tf.int64, [])
             build(x)
         return graph.as_graph_def()
-    assert not has_stateful_ops(graph_def_of(lambda x: tf.reshape(x * 2 + 1, [1])))
-    assert has_stateful_ops(graph_def_of(lambda x: tf.debugging.Assert(x > 0, [x])))
-    assert not has_stateful_ops(graph_def_of(lambda x: tf.cond(x > 0, lambda: x, lambda: -x)))
+    """A stateful op inside control flow (an If's branch, a v1 cond's Switch to Merge)
+    needs it; stateful ops outside any (an Assert, a random draw: tf.random_crop) and
+    stateless branches (tf.random_flip_left_right's cond) do not."""
+    assert not has_stateful_branches(graph_def_of(lambda x: tf.reshape(x * 2 + 1, [1])))
+    # an Assert of strings and int32s is one op (tf.random_crop's); of other data, a cond
+    # holding one (tf.case(exclusive=True)'s)
+    assert not has_stateful_branches(graph_def_of(
+        lambda x: tf.debugging.Assert(x > 0, ["x", tf.cast(x, tf.int32)])))
+    assert has_stateful_branches(graph_def_of(lambda x: tf.debugging.Assert(x > 0, [x])))
+    assert not has_stateful_branches(graph_def_of(lambda x: tf.random.uniform([2])))
+    assert not has_stateful_branches(graph_def_of(
+        lambda x: tf.cond(x > 0, lambda: x, lambda: -x)))
 
     def checked(x):
         with tf.control_dependencies([tf.debugging.Assert(x < 0, [x])]):
             return tf.identity(x)
-    assert has_stateful_ops(graph_def_of(lambda x: tf.cond(x > 0, lambda: x,
-                                                           lambda: checked(x))))
-    assert has_stateful_ops(graph_def_of(lambda x: tf.random.uniform([2])))
+    assert has_stateful_branches(graph_def_of(lambda x: tf.cond(x > 0, lambda: x,
+                                                                lambda: checked(x))))
+
+    def plain_checked(x):     # one Assert op
+        with tf.control_dependencies([tf.debugging.Assert(x > 0, ["x", tf.cast(x, tf.int32)])]):
+            return tf.identity(x)
+
+    def v1_cond(x, branch):   # TF1's control flow, as run mode builds it
+        negative, positive = tf.raw_ops.Switch(data=x, pred=x > 0)
+        return tf.raw_ops.Merge(inputs=[-negative, branch(positive)]).output
+    assert not has_stateful_branches(graph_def_of(lambda x: v1_cond(x, tf.identity)))
+    assert has_stateful_branches(graph_def_of(lambda x: v1_cond(x, plain_checked)))
+    assert not has_stateful_branches(graph_def_of(
+        lambda x: plain_checked(v1_cond(x, tf.identity))))
 
 
 # ------------------------------------------------------------ inputs and attributes

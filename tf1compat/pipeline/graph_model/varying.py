@@ -15,7 +15,7 @@ from tensorflow.python.framework import op_def_registry  # each op type's is_sta
 from tf1compat._typing import Graph, GraphDef, NodeDef, Operation
 from tf1compat.pipeline.graph_model.structure import walk
 
-__all__ = ["called_nodes", "has_stateful_ops", "varying_ops", "varying_op_types"]
+__all__ = ["called_nodes", "has_stateful_branches", "varying_ops", "varying_op_types"]
 
 _Functions = dict[str, Any]     # a graph's library functions (FunctionDef) by name
 _Known = dict[str, bool]        # a test's answer for each library function seen
@@ -88,11 +88,33 @@ def _stateful_node(node: NodeDef, functions: _Functions, known: _Known) -> bool:
         for name in _attribute_functions(node.attr))
 
 
-def has_stateful_ops(graph_def: GraphDef) -> bool:
-    """Whether a node of ``graph_def``, or of a function it calls, is stateful (an
-    ``Assert``, an ``If`` or a ``While`` too) or of a type TensorFlow does not know:
-    what tf.function's automatic control dependencies act on. A ``StatelessIf`` of
-    stateless branches (``decode_image``'s format choice) is not."""
+# v1 control flow: the ops a cond branch or a loop body starts and ends with
+_BRANCH_STARTS = frozenset({"Switch", "RefSwitch", "Enter", "RefEnter"})
+_BRANCH_ENDS = frozenset({"Merge", "RefMerge", "Exit", "RefExit"})
+
+
+def has_stateful_branches(graph_def: GraphDef) -> bool:
+    """Whether ``graph_def`` has a stateful op inside control flow: in a branch or body
+    of a function it calls (an ``If`` holding an ``Assert``, as ``tf.case(exclusive=
+    True)`` makes), or between a v1 cond's ``Switch`` and ``Merge`` (a loop's ``Enter``
+    and ``Exit``); or an op of a type TensorFlow does not know. Imported into a
+    tf.function, such a graph meets automatic control dependencies that do not know
+    its control flow; stateful ops outside any (random draws, ``tf.random_crop``'s
+    ``Assert``) do not."""
     functions = {f.signature.name: f for f in graph_def.library.function}
     known: _Known = {}
-    return any(_stateful_node(node, functions, known) for node in graph_def.node)
+    nodes = {node.name: node for node in graph_def.node}
+    consumers: dict[str, list[str]] = {}
+    for node in graph_def.node:
+        for name in node.input:
+            consumers.setdefault(name.lstrip("^").split(":")[0], []).append(node.name)
+        if op_def_registry.get(node.op) is None and node.op not in functions:
+            return True
+        called = [*_attribute_functions(node.attr), *([node.op] if node.op in functions else [])]
+        if any(_function_has(name, functions, known, _stateful_node) for name in called):
+            return True
+    inside = walk([name for name, node in nodes.items() if node.op in _BRANCH_STARTS],
+                  lambda name: consumers.get(name, []),
+                  stop=lambda name: nodes[name].op in _BRANCH_ENDS)
+    return any(nodes[name].op not in _BRANCH_STARTS | _BRANCH_ENDS
+               and op_def_registry.get(nodes[name].op).is_stateful for name in inside)
