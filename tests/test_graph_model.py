@@ -646,6 +646,17 @@ def test_what_needs_a_function_of_its_own_against_automatic_control_dependencies
     assert has_stateful_branches(graph_def_of(lambda x: v1_cond(x, plain_checked)))
     assert not has_stateful_branches(graph_def_of(
         lambda x: plain_checked(v1_cond(x, tf.identity))))
+    from tensorflow.python.framework import function  # TF1's Defun: a node of its name
+
+    @function.Defun(tf.int64)
+    def doubled(x):
+        return x * 2
+
+    @function.Defun(tf.int64)
+    def doubled_checked(x):
+        return plain_checked(x) * 2
+    assert not has_stateful_branches(graph_def_of(lambda x: v1_cond(x, doubled)))
+    assert has_stateful_branches(graph_def_of(lambda x: v1_cond(x, doubled_checked)))
 
 
 # ------------------------------------------------------------ inputs and attributes

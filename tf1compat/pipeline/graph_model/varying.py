@@ -117,4 +117,4 @@ def has_stateful_branches(graph_def: GraphDef) -> bool:
                   lambda name: consumers.get(name, []),
                   stop=lambda name: nodes[name].op in _BRANCH_ENDS)
     return any(nodes[name].op not in _BRANCH_STARTS | _BRANCH_ENDS
-               and op_def_registry.get(nodes[name].op).is_stateful for name in inside)
+               and _stateful_node(nodes[name], functions, known) for name in inside)
