@@ -13,7 +13,7 @@ from typing import Any
 from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
 
 from tf1compat._typing import Graph, GraphDef, NodeDef, Operation
-from tf1compat.pipeline.graph_model.structure import walk
+from tf1compat.pipeline.graph_model.structure import parse_input, walk
 
 __all__ = ["called_nodes", "has_stateful_branches", "varying_ops", "varying_op_types"]
 
@@ -107,7 +107,7 @@ def has_stateful_branches(graph_def: GraphDef) -> bool:
     consumers: dict[str, list[str]] = {}
     for node in graph_def.node:
         for name in node.input:
-            consumers.setdefault(name.lstrip("^").split(":")[0], []).append(node.name)
+            consumers.setdefault(parse_input(name).op, []).append(node.name)
         if op_def_registry.get(node.op) is None and node.op not in functions:
             return True
         called = [*_attribute_functions(node.attr), *([node.op] if node.op in functions else [])]
