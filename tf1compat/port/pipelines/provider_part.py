@@ -29,7 +29,6 @@ def is_provider(site):
 class ProviderPart:
     """A ``DatasetDataProvider`` made at ``site`` in ``F`` and its ``get`` there."""
 
-    in_helper = False
     forced_first = True      # the get statement starts the example's code
 
     def __init__(self, porter, pipeline, shape, site):

@@ -21,7 +21,6 @@ class ValuesPart:
     """``slice_input_producer`` at ``site``, a statement of ``F`` assigning its slices."""
 
     forced_first = False   # the example's code starts after the producer's statement
-    in_helper = False
 
     def __init__(self, porter, pipeline, shape, site):
         self.porter, self.pipeline, self.shape, self.site = porter, pipeline, shape, site
