@@ -1,15 +1,19 @@
 """The order scripts/test's two workers take the modules in (tests/conftest.py): the
 modules with the most tests marked slow first, each module's tests kept together and
-in their order; and what the processes tests start inherit from the suite."""
+in their order; what the processes tests start inherit from the suite; and the exit
+status of .ci/run."""
 
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import pytest_collection_modifyitems
 
-SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "test"
+ROOT = pathlib.Path(__file__).parent.parent
+SCRIPT = ROOT / "scripts" / "test"
 
 
 class Item:
@@ -84,3 +88,21 @@ def test_programs_a_test_starts_take_ctrl_c_however_the_suite_was_started(tmp_pa
              "'no:cacheprovider', '-p', 'no:xdist', sys.argv[1]]))", str(tmp_path)],
             capture_output=True, text=True, timeout=120)
         assert (result.returncode == 0) == conftest, result.stdout[-2000:]
+
+
+@pytest.mark.parametrize("failing, status", [(None, 0), ("newest", 4), ("lowest", 3)])
+def test_ci_exits_with_the_status_of_the_test_run_that_failed_or_0(tmp_path, failing, status):
+    """.ci/run, with a scripts/test that only exits: 0 when both sets pass, else the
+    failing run's status. Its exit trap stops the lowest set's install; finding it long
+    done must not become the status (under set -e it was 1, and CI failed on a passing
+    run)."""
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
+    (tmp_path / "scripts" / "test").write_text(
+        'case " $* " in *" --setup "*) exit 0 ;; esac\n'
+        f'case " $* " in *" --lowest "*) [ {failing!r} = \'lowest\' ] && exit 3; exit 0 ;; esac\n'
+        f'[ {failing!r} = \'newest\' ] && exit 4; exit 0\n')
+    result = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == status, result.stderr
