@@ -78,6 +78,24 @@ def _lowered(path, batch_size, shuffle):
     return tc.to_tf_data(fetches)
 
 
+def _records_read(path, batch_size, shuffle, with_keys):
+    """A queue pipeline that batches undecoded records, with their reader keys
+    (``file:offset``, which slim's decoder gives the parse as the records' names)."""
+    import tf1compat as tc
+
+    with tc.legacy_graph():
+        queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
+        key, value = tc.TFRecordReader().read(queue)
+        tensors = [key, value] if with_keys else [value]
+        if shuffle:
+            fetches = tc.shuffle_batch(tensors, batch_size, num_threads=NUM_THREADS,
+                                       allow_smaller_final_batch=True, seed=1, **shuffle)
+        else:
+            fetches = tc.batch(tensors, batch_size, num_threads=NUM_THREADS,
+                               capacity=4 * batch_size, allow_smaller_final_batch=True)
+    return tc.to_tf_data(fetches)
+
+
 def _fast(path, batch_size, shuffle):
     """fastpath.build_example_batches: read_up_to + parse_example + decode_raw."""
     import tf1compat as tc
@@ -158,8 +176,8 @@ def _iterate_dataset(dataset):
     for batch in dataset:
         if isinstance(batch, dict):
             yield {key: value.numpy() for key, value in batch.items()}
-        else:
-            yield {"label": batch}   # undecoded records: only counted
+        else:   # undecoded records (and their keys): only counted
+            yield {"label": tf.nest.flatten(batch)[-1]}
 
 
 # name -> (records, builder, iterate); builders take (path, batch_size, shuffle)
@@ -172,6 +190,10 @@ VARIANTS = {
     "tf.data per-example": ("raw", _tfdata_per_example, _iterate_dataset),
     "tf.data batch-then-parse": ("raw", _tfdata_batch_then_parse, _iterate_dataset),
     "floor: tf.data, no parsing": ("raw", _tfdata_floor, _iterate_dataset),
+    "floor: lowered read, no parsing": (
+        "raw", lambda p, b, s: _records_read(p, b, s, with_keys=False), _iterate_dataset),
+    "floor: lowered read with reader keys, no parsing": (
+        "raw", lambda p, b, s: _records_read(p, b, s, with_keys=True), _iterate_dataset),
     "PNG: fast path (slim)": ("png", _slim_fast, _iterate_session_iterator),
     "PNG: tf.data per-example": (
         "png", lambda p, b, s: _tfdata_per_example(p, b, s, png=True), _iterate_dataset),
