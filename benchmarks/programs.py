@@ -36,7 +36,7 @@ import time
 from benchmarks import bar_chart, program_sources, vm_hwm_mb, write_report, write_text
 from corpus.plain import plain_python_command
 
-FULL = {"train_images": 50000, "warmup_steps": 20, "max_steps": 300, "rounds": 3,
+FULL = {"train_images": 50000, "warmup_steps": 20, "max_steps": 300, "rounds": 5,
         "start_rounds": 5, "check_files": 50}
 QUICK = {"train_images": 500, "warmup_steps": 2, "max_steps": 3, "rounds": 1,
          "start_rounds": 1, "check_files": 50}
