@@ -78,20 +78,25 @@ def _lowered(path, batch_size, shuffle):
     return tc.to_tf_data(fetches)
 
 
-def _records_read(path, batch_size, shuffle, with_keys):
-    """A queue pipeline that batches undecoded records, with their reader keys
-    (``file:offset``, which slim's decoder gives the parse as the records' names)."""
+def _classic_named(path, batch_size, shuffle):
+    """The classic pipeline whose parse names each record by its reader key
+    (``file:offset``), as slim's decoder does under tf1compat so that a parse error
+    names the record, lowered with ``to_tf_data``."""
     import tf1compat as tc
 
     with tc.legacy_graph():
         queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
         key, value = tc.TFRecordReader().read(queue)
-        tensors = [key, value] if with_keys else [value]
+        parsed = v1.io.parse_example(tf.expand_dims(value, 0), FEATURES,
+                                     example_names=tf.expand_dims(key, 0))
+        example = {"image": tf.reshape(tf.io.decode_raw(parsed["image/encoded"][0], tf.uint8),
+                                       IMAGE_SHAPE),
+                   "label": parsed["image/class/label"][0]}
         if shuffle:
-            fetches = tc.shuffle_batch(tensors, batch_size, num_threads=NUM_THREADS,
+            fetches = tc.shuffle_batch(example, batch_size, num_threads=NUM_THREADS,
                                        allow_smaller_final_batch=True, seed=1, **shuffle)
         else:
-            fetches = tc.batch(tensors, batch_size, num_threads=NUM_THREADS,
+            fetches = tc.batch(example, batch_size, num_threads=NUM_THREADS,
                                capacity=4 * batch_size, allow_smaller_final_batch=True)
     return tc.to_tf_data(fetches)
 
@@ -176,8 +181,8 @@ def _iterate_dataset(dataset):
     for batch in dataset:
         if isinstance(batch, dict):
             yield {key: value.numpy() for key, value in batch.items()}
-        else:   # undecoded records (and their keys): only counted
-            yield {"label": tf.nest.flatten(batch)[-1]}
+        else:
+            yield {"label": batch}   # undecoded records: only counted
 
 
 # name -> (records, builder, iterate); builders take (path, batch_size, shuffle)
@@ -185,15 +190,13 @@ VARIANTS = {
     "classic TF1, sess.run loop": ("raw", _classic, _iterate_session_loop),
     "classic TF1, SessionIterator": ("raw", _classic, _iterate_session_iterator),
     "classic TF1, lowered to tf.data": ("raw", _lowered, _iterate_dataset),
+    "classic TF1 naming records by their keys, lowered": ("raw", _classic_named,
+                                                          _iterate_dataset),
     "fast path (TFRecord)": ("raw", _fast, _iterate_session_iterator),
     "fast path (slim)": ("raw", _slim_fast, _iterate_session_iterator),
     "tf.data per-example": ("raw", _tfdata_per_example, _iterate_dataset),
     "tf.data batch-then-parse": ("raw", _tfdata_batch_then_parse, _iterate_dataset),
     "floor: tf.data, no parsing": ("raw", _tfdata_floor, _iterate_dataset),
-    "floor: lowered read, no parsing": (
-        "raw", lambda p, b, s: _records_read(p, b, s, with_keys=False), _iterate_dataset),
-    "floor: lowered read with reader keys, no parsing": (
-        "raw", lambda p, b, s: _records_read(p, b, s, with_keys=True), _iterate_dataset),
     "PNG: fast path (slim)": ("png", _slim_fast, _iterate_session_iterator),
     "PNG: tf.data per-example": (
         "png", lambda p, b, s: _tfdata_per_example(p, b, s, png=True), _iterate_dataset),

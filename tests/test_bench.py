@@ -16,7 +16,7 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
     assert bench(["--suite", "reading", "--quick", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "reading.md").read_text()
     rows = [row for row, _, _ in reading._plan()]
-    assert len(rows) == 21
+    assert len(rows) == 19
     for row in rows:
         assert f"| {row} |" in table
     assert "baseline" in table and "Targets" in table
