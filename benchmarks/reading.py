@@ -2,7 +2,8 @@
 
 Builds CIFAR-shaped TFRecords once (50,000 Examples of a 32x32x3 uint8 image and
 an int64 label, as raw bytes and as PNG; cached under ``out_dir/data``), then
-times one epoch (after a warm-up epoch) of every variant of
+times epochs (after a warm-up epoch; as many as span a second of batches, at least
+one) of every variant of
 :mod:`.reading_variants` at batch 128, each in a fresh subprocess, interleaved
 over several rounds (round 1 runs every variant once, then round 2, ...) so
 slow drifts of a shared machine hit all variants alike. Reported per variant:
@@ -23,8 +24,12 @@ import numpy as np
 from benchmarks import bar_chart, run_child, write_report, write_text
 
 BATCH_SIZE = 128
-FULL = {"examples": 50_000, "rounds": 5, "shuffle_buffer": 1024, "one_process": False}
-QUICK = {"examples": 300, "rounds": 1, "shuffle_buffer": 64, "one_process": True}
+# measured_s: the seconds of batches each measurement spans at least, in whole epochs
+# (one epoch of the fastest rows takes about 0.15 s, which jitter alone moves by half)
+FULL = {"examples": 50_000, "rounds": 5, "shuffle_buffer": 1024, "one_process": False,
+        "measured_s": 1.0}
+QUICK = {"examples": 300, "rounds": 1, "shuffle_buffer": 64, "one_process": True,
+         "measured_s": 0.0}
 SEED = 0
 REFERENCE = "tf.data per-example"
 PNG_REFERENCE = "PNG: tf.data per-example"
@@ -113,7 +118,8 @@ def _jobs(paths, settings):
 
     buffer = settings["shuffle_buffer"]
     shuffle = {"capacity": buffer + 3 * BATCH_SIZE, "min_after_dequeue": buffer}
-    return [(row, [variant, paths[VARIANTS[variant][0]], shuffle if shuffled else None])
+    return [(row, [variant, paths[VARIANTS[variant][0]], shuffle if shuffled else None,
+                   settings["measured_s"]])
             for row, variant, shuffled in _plan()]
 
 
@@ -179,8 +185,10 @@ def _target_lines(results):
 def format_table(summary, baseline_mb, settings):
     """The markdown table (examples/s, ratios, start-up, peak memory)."""
     lines = [
-        f"One epoch of {settings['examples']:,} CIFAR-shaped records (32x32x3 uint8 + int64 "
-        f"label), batch {BATCH_SIZE}; median of {settings['rounds']} interleaved rounds. "
+        f"Epochs of {settings['examples']:,} CIFAR-shaped records (32x32x3 uint8 + int64 "
+        f"label), batch {BATCH_SIZE}, after a warm-up epoch: as many as span "
+        f"{settings['measured_s']:g} s of batches (at least one), each building its pipeline "
+        f"anew; median of {settings['rounds']} interleaved rounds. "
         f"Ratio: median of per-round ratios to tf.data per-example on the same records "
         f"(shuffled rows: to shuffled tf.data; shuffle buffer {settings['shuffle_buffer']}). "
         "Queue pipelines and fast paths run with TensorFlow's default session config "
@@ -231,7 +239,8 @@ def run(quick=False, out_dir="bench-results"):
 
 def _child_main(argv):
     """``data DIR COUNT`` (:func:`build_data`), ``measure JOBS_JSON`` (a list of
-    [variant, path, shuffle]) or ``baseline``: print the answer as one JSON line."""
+    [variant, path, shuffle, measured seconds]) or ``baseline``: print the answer as
+    one JSON line."""
     if argv[0] == "data":
         print(json.dumps(build_data(argv[1], int(argv[2]))))
         return
@@ -240,8 +249,8 @@ def _child_main(argv):
     if argv[0] == "baseline":
         answer = reading_variants.measure_baseline()
     else:
-        answer = [reading_variants.measure(variant, path, BATCH_SIZE, shuffle)
-                  for variant, path, shuffle in json.loads(argv[1])]
+        answer = [reading_variants.measure(variant, path, BATCH_SIZE, shuffle, seconds)
+                  for variant, path, shuffle, seconds in json.loads(argv[1])]
     print(json.dumps(answer))
 
 

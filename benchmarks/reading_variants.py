@@ -203,15 +203,25 @@ VARIANTS = {
 }
 
 
-def measure(name, path, batch_size, shuffle):
-    """Run variant ``name`` over ``path`` twice and measure the second epoch.
+def measure(name, path, batch_size, shuffle, seconds=0.0):
+    """Run variant ``name`` over ``path`` once to warm up, then measure epochs until
+    they span ``seconds`` of batches (at least one epoch).
 
     The first run warms what a long job has warm (allocator arenas, page cache,
-    TensorFlow's lazy initialisation); each run builds the pipeline anew.
+    TensorFlow's lazy initialisation); each run builds the pipeline anew. The rate
+    is all the measured epochs' examples after their first batches over their time
+    from first batch to last; start-up and ``examples`` are the first measured run's.
     ``shuffle`` is None or ``{"capacity": ..., "min_after_dequeue": ...}``.
     """
     _run_once(name, path, batch_size, shuffle)
-    return _run_once(name, path, batch_size, shuffle)
+    runs = [_run_once(name, path, batch_size, shuffle)]
+    while sum(run["steady_s"] for run in runs) < seconds:
+        runs.append(_run_once(name, path, batch_size, shuffle))
+    steady_s = sum(run["steady_s"] for run in runs)
+    return {"examples_per_s": sum(run["steady_examples"] for run in runs) / steady_s
+            if steady_s else 0.0,
+            "examples": runs[0]["examples"], "startup_s": runs[0]["startup_s"],
+            "epochs": len(runs), "peak_rss_mb": peak_rss_mb()}
 
 
 def _run_once(name, path, batch_size, shuffle):
@@ -223,9 +233,8 @@ def _run_once(name, path, batch_size, shuffle):
         for batch in iterate(build(path, batch_size, shuffle)):
             times.append(time.perf_counter())
             sizes.append(len(batch["label"]))
-    steady = sum(sizes[1:]) / (times[-1] - times[0]) if len(times) > 1 else 0.0
-    return {"examples_per_s": steady, "examples": sum(sizes), "startup_s": times[0] - start,
-            "peak_rss_mb": peak_rss_mb()}
+    return {"steady_examples": sum(sizes[1:]), "steady_s": times[-1] - times[0],
+            "examples": sum(sizes), "startup_s": times[0] - start}
 
 
 def measure_baseline():
