@@ -61,7 +61,13 @@ def _classic(path, batch_size, shuffle):
 
     queue = tc.string_input_producer([path], num_epochs=1, shuffle=False)
     _, value = tc.TFRecordReader().read(queue)
-    example = _decode_one(value, png=False)
+    return _batched(_decode_one(value, png=False), batch_size, shuffle)
+
+
+def _batched(example, batch_size, shuffle):
+    """``example`` batched by ``tf.train.batch``, or ``shuffle_batch`` with ``shuffle``."""
+    import tf1compat as tc
+
     if shuffle:
         return tc.shuffle_batch(example, batch_size, num_threads=NUM_THREADS,
                                 allow_smaller_final_batch=True, seed=1, **shuffle)
@@ -92,12 +98,7 @@ def _classic_named(path, batch_size, shuffle):
         example = {"image": tf.reshape(tf.io.decode_raw(parsed["image/encoded"][0], tf.uint8),
                                        IMAGE_SHAPE),
                    "label": parsed["image/class/label"][0]}
-        if shuffle:
-            fetches = tc.shuffle_batch(example, batch_size, num_threads=NUM_THREADS,
-                                       allow_smaller_final_batch=True, seed=1, **shuffle)
-        else:
-            fetches = tc.batch(example, batch_size, num_threads=NUM_THREADS,
-                               capacity=4 * batch_size, allow_smaller_final_batch=True)
+        fetches = _batched(example, batch_size, shuffle)
     return tc.to_tf_data(fetches)
 
 
