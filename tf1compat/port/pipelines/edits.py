@@ -82,6 +82,11 @@ class FileEdits:
         column = self.source.positions[near].start.column if near is not None else 4
         return self.parse_statement(codegen.statement_text(text, column))
 
+    def generated_blocks(self, lines, unit, near):
+        """The statements of ``lines`` (:func:`codegen.blocks` with the indentation
+        ``unit``), each as :meth:`generated` near ``near``."""
+        return [self.generated(line + "\n", near) for line in codegen.blocks(lines, unit)]
+
     def indent_of(self, statement):
         """The indentation unit of the block holding ``statement``."""
         parent = self.source.parents.get(statement)

@@ -226,8 +226,7 @@ class ReadPart:
             lines.append(f"{dataset} = {records}")
         unit = edits.indent_of(self.read_statement)
         near = self.site.statement
-        statements = [edits.generated(line + "\n", near)
-                      for line in codegen.blocks(lines, unit)]
+        statements = edits.generated_blocks(lines, unit, near)
         if self.queue_name is not None:
             edits.remove(self.producer_site.statement)
         if self.in_helper:

@@ -71,6 +71,5 @@ class ValuesPart:
             tf, dataset, slices, count, codegen.shuffle_code(code(producer["shuffle"])),
             code(producer["seed"]), codegen.epochs_code(code(producer["num_epochs"])), unit)
         near = self.site.statement
-        edits.replace(near, [edits.generated(line + "\n", near)
-                             for line in codegen.blocks(lines, unit)])
+        edits.replace(near, edits.generated_blocks(lines, unit, near))
         return dataset
