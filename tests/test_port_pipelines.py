@@ -661,8 +661,9 @@ def test_two_pipelines_through_one_batching_helper_are_each_ported_and_verified(
     assert f"40 examples on each side\n  items:\n    0: {items}" in checks[1]
     ported = (tmp_path / "out" / "train.py").read_text()
     helper = ported[ported.index("def batched("):ported.index("def distorted(")]
-    note = "mapped before the shuffle, in TF1's order: its batching helper also batches " \
-        "examples with no map"
+    note = "mapped before the shuffle, in TF1's order: mapping after it, in the batching " \
+        "helper, failed (its helper maps the function it is given, and this pipeline's " \
+        "records are its examples"
     if test_set == "images":
         assert "def batched(dataset, parse, batch_size):" in helper
         assert ".map(parse, num_parallel_calls=tf.data.AUTOTUNE)" in helper and note not in out

@@ -339,8 +339,9 @@ class Porter:
                     ported = self.port(pipeline)
                 finally:
                     self.maps_in_helpers = True
-                ported.notes.append("mapped before the shuffle, in TF1's order: its "
-                                    "batching helper also batches examples with no map")
+                why = e.why if isinstance(e, NotPortable) else str(e)
+                ported.notes.append("mapped before the shuffle, in TF1's order: mapping "
+                                    f"after it, in the batching helper, failed ({why})")
                 return ported
             if isinstance(e, Conflict):
                 raise self.fail(where, name, str(e)) from None
