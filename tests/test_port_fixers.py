@@ -1,6 +1,8 @@
 """Before/after pairs of the port's fixers beyond TF1 names (tests/test_port_tf_names.py),
 with the cases each must leave alone."""
 
+import importlib
+
 import pytest
 from port_programs import fix
 
@@ -14,6 +16,7 @@ from tf1compat.port.fixers.tf_version import CannotJudge, TFVersion, judge
 
 pytestmark = pytest.mark.tf
 
+HIDDEN_MODULE = "contrib: a base's module a program cannot reach by its package's attributes"
 PAIRS = {
     # NumPy 1.x
     "numpy: a type alias": (NumPy1, "import numpy as np\nx = np.zeros(3, np.float_)\n",
@@ -100,6 +103,10 @@ PAIRS = {
     "contrib: a base's public name, not a module it imported under that name": (
         Contrib, "import tensorflow as tf\narg_scope = tf.contrib.framework.arg_scope\n",
         "import tensorflow as tf\nimport tf_slim\n\narg_scope = tf_slim.arg_scope\n"),
+    HIDDEN_MODULE: (
+        Contrib, "import tensorflow as tf\nev = tf.contrib.training.evaluate_repeatedly\n",
+        "import tensorflow as tf\nfrom tf_slim.training import evaluation as "
+        "tf_slim_training_evaluation\n\nev = tf_slim_training_evaluation.evaluate_repeatedly\n"),
     "contrib: run mode's own HParams, written beside the program": (
         Contrib, "import tensorflow as tf\nhparams = tf.contrib.training.HParams(a=1)\n",
         "import tensorflow as tf\nimport tf1_legacy.hparam\n\n"
@@ -312,3 +319,16 @@ def test_the_support_numpy1_acts_as_run_modes():
     np.testing.assert_array_equal(namespace["fromstring"](raw, np.int16),
                                   numpy1.fromstring(raw, np.int16))
     assert namespace["asfarray"]([1, 2], np.int32).dtype == numpy1.asfarray([1, 2], np.int32).dtype
+
+
+def test_a_module_its_package_hides_is_imported_from_its_parent_and_runs():
+    """What port writes for ``tf.contrib.training.evaluate_repeatedly`` runs and is
+    tf-slim's function; ``tf_slim.training.evaluation.evaluate_repeatedly`` written out
+    raises AttributeError (tf_slim.training is tf-slim's training.training module)."""
+    namespace = {}
+    exec(PAIRS[HIDDEN_MODULE][2], namespace)
+    evaluation = importlib.import_module("tf_slim.training.evaluation")
+    assert namespace["ev"] is evaluation.evaluate_repeatedly
+    with pytest.raises(AttributeError):
+        exec("import tf_slim.training.evaluation\n"
+             "tf_slim.training.evaluation.evaluate_repeatedly", {})

@@ -289,6 +289,14 @@ class Contrib(Fixer):
         module = path
         while "." in module and not isinstance(_resolved(module), type(importlib)):
             module = module.rpartition(".")[0]
+        if not _written_reaches(module):
+            # a package binds the module's name to something else (tf-slim's
+            # tf_slim.training is its training.training module), where a written-out
+            # path and `import a.b.c as d` both look: imported from its parent package
+            parent, _, last = module.rpartition(".")
+            alias = module.replace(".", "_")
+            self.add_import(parent, obj=last, asname=alias)
+            return dotted_source(alias + path[len(module):])
         self.add_import(module)
         return dotted_source(path)
 
