@@ -88,6 +88,45 @@ def test_the_port_runs_without_tf1compat_as_the_original_runs_under_it(program, 
     assert ported.stdout.startswith("width 1 loss ")
 
 
+ABSL_LOGGING_NAMES = '''\
+"""Flags named like absl.logging's, as TF 1.5-1.13 let a program define them."""
+import tensorflow as tf
+from tensorflow import flags
+
+tf.app.flags.DEFINE_string("log_dir", "logs", "where the program logs")
+flags.DEFINE_integer("v", 1, "the program's own -v")
+FLAGS = tf.app.flags.FLAGS
+
+
+def main(_):
+    print(FLAGS.log_dir, FLAGS.v)
+    try:
+        tf.app.flags.DEFINE_string("log_dir", "again", "the program's second definition")
+    except Exception as e:  # noqa: BLE001 - what the second definition raises
+        print(type(e).__name__)
+
+
+if __name__ == "__main__":
+    tf.app.run()
+'''
+
+
+@pytest.mark.slow
+def test_flags_named_like_absl_loggings_are_the_programs_in_run_mode_and_its_port(tmp_path):
+    program = write_program(tmp_path / "src", "flags.py", ABSL_LOGGING_NAMES)
+    port_program(program, tmp_path / "out")
+    ported_text = (tmp_path / "out" / "flags.py").read_text()
+    assert "tf1_flags.define_over_absl_logging(tf.compat.v1.app.flags.DEFINE_string)(" \
+        '"log_dir"' in ported_text
+    assert 'tf1_flags.define_over_absl_logging(flags.DEFINE_integer)("v"' in ported_text
+    original = tf1compat_run(program, "--log_dir", "runs/a", "-v", "3", cwd=tmp_path)
+    ported = run_without_tf1compat(tmp_path / "out" / "flags.py", "--log_dir", "runs/a",
+                                   "-v", "3", cwd=tmp_path)
+    assert original.returncode == 0, original.stderr
+    assert ported.returncode == 0, ported.stderr
+    assert original.stdout == ported.stdout == "runs/a 3\nDuplicateFlagError\n"
+
+
 def test_tf1compat_is_not_importable_in_the_helper(tmp_path):
     script = write_program(tmp_path, "probe.py", "import tf1compat\n")
     done = run_without_tf1compat(script, cwd=tmp_path)

@@ -12,6 +12,7 @@ from tf1compat.port.fixers.keras2 import Keras2Names
 from tf1compat.port.fixers.mnist import MnistTutorial
 from tf1compat.port.fixers.numpy1 import NumPy1
 from tf1compat.port.fixers.scipy_misc import ScipyMisc
+from tf1compat.port.fixers.tf1_flags import AbslLoggingFlags
 from tf1compat.port.fixers.tf_version import CannotJudge, TFVersion, judge
 
 pytestmark = pytest.mark.tf
@@ -47,6 +48,15 @@ PAIRS = {
         NumPy1, "import numpy as np\nx = np.fromstring(raw, np.uint8)\narr.itemset(0, 5)\n",
         "import numpy as np\nfrom tf1_legacy import numpy1\n\nx = numpy1.fromstring(raw, "
         "np.uint8)\nnumpy1.itemset(arr, 0, 5)\n"),
+    # a flag named like one of absl.logging's
+    "flags: absl.logging's names": (
+        AbslLoggingFlags, "import tensorflow as tf\nflags = tf.app.flags\n"
+                          "flags.DEFINE_string('log_dir', 'logs', 'where')\n"
+                          "tf.flags.DEFINE_integer(name='v', default=0, help='-v')\n",
+        "import tensorflow as tf\nfrom tf1_legacy import tf1_flags\n\nflags = tf.app.flags\n"
+        "tf1_flags.define_over_absl_logging(flags.DEFINE_string)('log_dir', 'logs', 'where')\n"
+        "tf1_flags.define_over_absl_logging(tf.flags.DEFINE_integer)(name='v', default=0, "
+        "help='-v')\n"),
     # SciPy's image functions
     "scipy: from scipy import misc": (
         ScipyMisc, "from scipy import misc\nimg = misc.imread(path)\n",
@@ -151,6 +161,10 @@ LEFT_ALONE = {
     "numpy: a module function named like a method": (
         NumPy1, "import numpy as np\nr = np.ptp(x)\n"),
     "numpy: strings and comments": (NumPy1, "import numpy as np\n# np.int\ns = 'np.float_'\n"),
+    "flags: other names, and absl's own define": (
+        AbslLoggingFlags, "import tensorflow as tf\nfrom absl import flags\n"
+                          "tf.app.flags.DEFINE_string('train_dir', 'train', 'where')\n"
+                          "flags.DEFINE_string('log_dir', 'logs', 'absl as TF 2 has it')\n"),
     "scipy: other scipy modules": (ScipyMisc, "from scipy import ndimage\nndimage.zoom(x, 2)\n"),
     "contrib: a user's own contrib": (Contrib, "contrib = load()\nx = contrib.slim.conv2d\n"),
     "version: printed or logged": (
@@ -277,6 +291,7 @@ def test_a_tf_slim_program_calls_the_repair_after_the_graph_mode_line():
     ("tf1compat.v1.scipy_misc", ["imread", "imsave", "imresize"]),
     ("tf1compat.v1.mnist_tutorial", ["read_data_sets", "inference"]),
     ("tf1compat.v1.hparam", ["HParams"]),
+    ("tf1compat.v1.tf1_flags", ["define_over_absl_logging"]),
 ])
 def test_support_modules_hold_run_modes_definitions_and_import_no_tf1compat(module, names):
     import ast

@@ -1091,6 +1091,56 @@ def test_read_up_to_with_batch_join_is_left_with_a_finding(tmp_path, rng, monkey
     assert run.returncode == 0 and run.stdout == "done\n", run.stderr
 
 
+INLINE_OP = '''\
+"""The example's one op written inside the batching call."""
+import tensorflow as tf
+
+queue = tf.train.string_input_producer(["data.tfrecord"], num_epochs=1, shuffle=False)
+_, record = tf.TFRecordReader().read(queue)
+lengths = tf.train.batch([tf.strings.length(record)], batch_size=2)
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    tf.train.start_queue_runners(sess)
+    print(sess.run(lengths), sess.run(lengths))
+'''
+
+
+def test_an_example_op_inside_the_batching_call_is_mapped(tmp_path, rng, monkeypatch, capsys):
+    status, program = port_over_one_file(tmp_path, rng, monkeypatch, "inline.py", INLINE_OP)
+    assert status == 0, capsys.readouterr().out
+    ported = tmp_path / "out" / "inline.py"
+    assert "def parse(record):\n    return tf.strings.length(record)\n" in ported.read_text()
+    assert_same_run(program, ported, cwd=program.parent)
+
+
+KERAS2_CELL = '''\
+"""A TFRecord pipeline, then an LSTM cell of tf.contrib.rnn (Keras 2's in run mode)
+made before the first read."""
+import tensorflow as tf
+
+queue = tf.train.string_input_producer(["data.tfrecord"], num_epochs=1)
+_, record = tf.TFRecordReader().read(queue)
+length = tf.strings.length(record)
+lengths = tf.train.batch([length], batch_size=2)
+cell = tf.contrib.rnn.BasicLSTMCell(4)
+with tf.Session() as sess:
+    sess.run(tf.local_variables_initializer())
+    tf.train.start_queue_runners(sess)
+    print(sess.run(lengths).shape)
+'''
+
+
+@pytest.mark.slow
+def test_the_run_that_finds_the_pipelines_has_run_modes_keras_2(tmp_path, rng, monkeypatch,
+                                                                 capsys):
+    pytest.importorskip("tf_keras")
+    status, _ = port_over_one_file(tmp_path, rng, monkeypatch, "cells.py", KERAS2_CELL)
+    out = capsys.readouterr().out
+    assert status == 0, out   # the run reached its first read: no "(the program)" finding
+    assert "cells.py:8: tf.train.batch -> tf.data" in out
+    assert "tf.data.TFRecordDataset" in (tmp_path / "out" / "cells.py").read_text()
+
+
 KEY_AND_LATE_USE = '''\
 """Three pipelines port cannot write faithfully: one batches the reader's key
 (file:offset), one's example is read beside its batch, one's example is named after

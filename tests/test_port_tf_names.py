@@ -60,6 +60,17 @@ CASES = {
     "from a module: the object under its new name, bound to the old": (
         "from tensorflow.python_io import TFRecordWriter\n",
         "from tensorflow.io import TFRecordWriter\n"),
+    "a TF1 module as a value: TF1's module; an alias's uses are renamed through it": (
+        "import tensorflow as tf\nnn = tf.nn\nopt = getattr(tf.train, name)\n"
+        "classes = [tf.train]\ny = nn.relu(x)\n",
+        "import tensorflow as tf\nnn = tf.nn\nopt = getattr(tf.compat.v1.train, name)\n"
+        "classes = [tf.compat.v1.train]\ny = nn.relu(x)\n"),
+    "from tensorflow import a module TF2 lacks, even when unused (YouTube-8M's files)": (
+        "import tensorflow as tf\nfrom tensorflow import gfile, logging\n"
+        "from tensorflow import train\nlogging.info('%s', train.AdamOptimizer)\n",
+        "import tensorflow as tf\nfrom tensorflow.compat.v1 import gfile, logging\n"
+        "from tensorflow import train\ntf.compat.v1.logging.info('%s', "
+        "tf.compat.v1.train.AdamOptimizer)\n"),
 }
 
 LEFT_ALONE = {

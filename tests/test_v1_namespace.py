@@ -24,7 +24,10 @@ def tf1():
 
 
 def test_tensorflow_is_compat_v1_with_the_queue_api_and_run_mode_sessions(tf1):
-    assert tf1.app is v1.app and tf1.flags is v1.flags and tf1.python_io is v1.python_io
+    assert tf1.python_io is v1.python_io and tf1.app.run is v1.app.run
+    # TF 1.13's flags: absl's, with defines that take a name from absl.logging (tf1_flags)
+    assert tf1.app.flags is tf1.flags and tf1.flags.FLAGS is v1.flags.FLAGS
+    assert tf1.flags.DEFINE_string.__wrapped__ is v1.flags.DEFINE_string
     assert tf1.placeholder.__wrapped__ is v1.placeholder and tf1.nn is v1.nn
     # v1's API modules, not TensorFlow's internal packages of the same names
     assert tf1.summary is v1.summary and tf1.distribute is v1.distribute

@@ -8,7 +8,8 @@ readers, ``tf.train.*``) with, on top:
 * ``tf.contrib`` (:mod:`tf1compat.v1.contrib`) and ``tensorflow.examples``
   (:mod:`tf1compat.v1.tutorials`);
 * TF 1.x's version (``tf.__version__`` is 1.15.5) and float dimensions
-  (:mod:`tf1compat.v1.tf1_rules`);
+  (:mod:`tf1compat.v1.tf1_rules`); ``tf.app.flags`` / ``tf.flags`` defining a
+  program's flag named like one of absl.logging's (:mod:`tf1compat.v1.tf1_flags`);
 * the queue API from :data:`~tf1compat.v1.queue_runtime.QUEUE_API` (tf1compat's
   validated producers, readers and batching) and run mode's ``Session``;
 * ``tf.compat.v1`` is this module again; ``tf.compat.v2`` stays TensorFlow 2;
@@ -26,7 +27,7 @@ import sys
 import types
 
 from tf1compat._tf import v1
-from tf1compat.v1 import contrib, queue_runtime, tf1_rules, tutorials
+from tf1compat.v1 import contrib, queue_runtime, tf1_flags, tf1_rules, tutorials
 from tf1compat.v1.contrib_table import missing_module_message
 from tf1compat.v1.proxy import ProxyModule, tf1_name
 from tf1compat.v1.settings import RunSettings
@@ -42,9 +43,12 @@ def _real_submodule(name):
 def build_tensorflow_module(table, runtime):
     """A TF1 ``tensorflow`` module object answering the queue API from ``table``
     and ``tf.Session`` / ``tf.InteractiveSession`` with ``runtime``'s classes."""
+    flags = tf1_flags.build_flags_module()
     top = ProxyModule(
         "tensorflow", v1, table=table, fallback=_real_submodule,
         attributes={"Session": runtime.Session,
+                    "flags": flags,
+                    "app": ProxyModule("tensorflow.app", v1.app, attributes={"flags": flags}),
                     "InteractiveSession": runtime.InteractiveSession,
                     **dict.fromkeys(tf1_rules.VERSION_ATTRIBUTES, tf1_rules.TF1_VERSION),
                     "version": tf1_rules.build_version_module(), **tf1_rules.tf_functions()},

@@ -13,12 +13,13 @@ from tf1compat.port.fixers.keras2 import Keras2Entry, Keras2Names
 from tf1compat.port.fixers.mnist import MnistTutorial
 from tf1compat.port.fixers.numpy1 import NumPy1
 from tf1compat.port.fixers.scipy_misc import ScipyMisc
+from tf1compat.port.fixers.tf1_flags import AbslLoggingFlags
 from tf1compat.port.fixers.tf_names import TF2Names
 from tf1compat.port.fixers.tf_slim import TfSlimEntry, TfSlimNames
 from tf1compat.port.fixers.tf_version import TFVersion
 
 __all__ = ["FILE_FIXERS", "ENTRY_FIXERS"]
 
-FILE_FIXERS = (TFVersion, Keras2Names, TfSlimNames, MnistTutorial, Contrib, TF2Names, NumPy1,
-               ScipyMisc)
+FILE_FIXERS = (TFVersion, Keras2Names, TfSlimNames, MnistTutorial, Contrib, AbslLoggingFlags,
+               TF2Names, NumPy1, ScipyMisc)
 ENTRY_FIXERS = (Keras2Entry, GraphMode, TfSlimEntry)

@@ -22,7 +22,7 @@ import types
 
 import libcst as cst
 
-from tf1compat.port.fixers._base import Fixer, dotted_source
+from tf1compat.port.fixers._base import Fixer, dotted_source, top_level_statements
 from tf1compat.port.tf_upgrade import tf_object, upgrade_spec
 from tf1compat.v1.check import name_problem
 from tf1compat.v1.tf1_names import recorded_names
@@ -206,6 +206,10 @@ class TF2Names(Fixer):
         self._dataset_v1_used = any(
             attribute.attr.value in members and not self._is_tf_module(attribute.value)
             for attribute in _attributes(node))
+        # module-level aliases (nn = tf.nn): their uses are renamed through them
+        self._alias_values = {small.value for _, small in top_level_statements(node)
+                              if isinstance(small, cst.Assign) and len(small.targets) == 1
+                              and isinstance(small.targets[0].target, cst.Name)}
         return super().visit_Module(node)
 
     def _tf1_name(self, node):
@@ -244,6 +248,10 @@ class TF2Names(Fixer):
         if not self._dataset_v1_used and _is_tf1_dataset(old):
             return False  # TF2's dataset, but for members the file never uses
         home = self._homes.get(node) or tf2_home(old)
+        if home.name == old and _is_module(old) and node not in self._alias_values \
+                and tf_object(old) is not tf_object(_V1 + old[3:]):
+            # a TF1 module as a value (getattr(tf.train, name)): TF1's module
+            home = Home(_V1 + old[3:])
         if home.name is None:
             self.not_ported(node, old, home.reason)
         elif home.name != old:
@@ -271,8 +279,9 @@ class TF2Names(Fixer):
         return _with_tf2_arguments(updated_node, home)
 
     def leave_ImportFrom(self, original_node, updated_node):
-        """``from tensorflow.a import b`` of a renamed API object: imported from the
-        module of its TF2 home (all names of the statement must share it)."""
+        """``from tensorflow.a import b`` of a renamed API object, or of a module TF2
+        lacks: imported from the module of its TF2 home (all names of the statement
+        must share it)."""
         if updated_node.relative or updated_node.module is None \
                 or isinstance(updated_node.names, cst.ImportStar):
             return updated_node
@@ -285,7 +294,10 @@ class TF2Names(Fixer):
             old = f"tf{module[len('tensorflow'):]}.{alias.name.value}"
             dotted = "tensorflow" + old[2:]
             home = None
-            if api_symbol(dotted) == dotted and dotted not in recorded_names()["modules"]:
+            # a module TF2 still has keeps its import (its members are renamed one by one);
+            # one TF2 lacks (tf.logging, tf.gfile, tf.app) is imported from its home
+            if api_symbol(dotted) == dotted and (dotted not in recorded_names()["modules"]
+                                                 or tf_object(old) is None):
                 found = tf2_home(old)
                 if found.name is None:
                     self.not_ported(original_node, old, found.reason)

@@ -25,6 +25,7 @@ from tf1compat.port.pipelines.runners import drop_runner_starts
 from tf1compat.port.pipelines.signatures import BATCHING
 from tf1compat.port.pipelines.source import SourceFile
 from tf1compat.port.pipelines.syntax import call_tail, calls_in, shown_path
+from tf1compat.v1.keras2 import keras2_environment
 
 __all__ = ["rewrite_pipelines", "PipelineRewrite", "PortedPipeline", "OBSERVE_TIMEOUT"]
 
@@ -132,7 +133,8 @@ def _observe(entry, argv, files, timeout):
         command = [sys.executable, "-m", "tf1compat.port.pipelines.observe", request]
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.DEVNULL,
+                                    env=keras2_environment(os.environ))
         except subprocess.TimeoutExpired:
             return Observation([]), Finding(shown_path(entry), 0, "(the program)", (
                 f"did not reach its first read from a queue within {timeout:.0f} s of running "

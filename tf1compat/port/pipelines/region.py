@@ -227,6 +227,8 @@ class Region:
     def _anchor(self):
         """The statement of the shared block after which the map function goes: the one
         holding the last statement that moves."""
+        if not self.moved and not self.items:   # the example's ops all in the batching call
+            return self.read.start()
         statement, containers = self.moved[-1] if self.moved else self.items[-1]
         return containers[0] if containers else statement
 

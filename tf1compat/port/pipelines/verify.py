@@ -30,6 +30,7 @@ from tf1compat.pipeline.graph_model import op_types
 from tf1compat.port.pipelines import _harness
 from tf1compat.port.pipelines.rewrite import iterator_line
 from tf1compat.port.pipelines.syntax import shown_path
+from tf1compat.v1.keras2 import keras2_environment
 
 __all__ = ["verify_pipelines", "PipelineCheck", "Verification", "VERIFY_TIMEOUT",
            "structure_mismatch"]
@@ -93,7 +94,7 @@ class Verification:
 class _Side:
     """One program run whose pipelines' batches arrive on a pipe."""
 
-    def __init__(self, command, request, folder, name, cwd):
+    def __init__(self, command, request, folder, name, cwd, env=None):
         self.structures = {}     # pipeline -> its first batch's structure
         read, write = os.pipe()
         request["fd"] = write
@@ -104,7 +105,7 @@ class _Side:
         self.log = open(os.path.join(folder, f"{name}.log"), "w+", encoding="utf-8")  # noqa: SIM115
         self.process = subprocess.Popen([*command, path], pass_fds=(write,), cwd=cwd,
                                         stdin=subprocess.DEVNULL, stdout=self.log,
-                                        stderr=subprocess.STDOUT)
+                                        stderr=subprocess.STDOUT, env=env)
         os.close(write)
         self.pipe = os.fdopen(read, "rb")
         self.name = name
@@ -224,7 +225,8 @@ def _run_both(checked, epochs, entry, ported_entry, argv, root, out_root, files,
     with tempfile.TemporaryDirectory(prefix="tf1compat-verify-") as folder:
         original = _Side([sys.executable, "-m", "tf1compat.port.pipelines.observe"], {
             "entry": os.fspath(entry), "argv": list(argv), "files": [os.fspath(f) for f in files],
-            "verify": {"sites": sites, "epochs": epochs}}, folder, "original", os.getcwd())
+            "verify": {"sites": sites, "epochs": epochs}}, folder, "original", os.getcwd(),
+            env=keras2_environment(os.environ))   # run mode's Keras 2, as `tf1compat run`
         port = _Side([sys.executable, "-c", _RUN_HARNESS, _harness.__file__], {
             "entry": os.fspath(ported_entry), "argv": list(argv), "files": ported_files,
             "sites": port_sites, "epochs": epochs, "random_module": op_types.RANDOM_OP_MODULE,
