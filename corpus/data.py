@@ -42,12 +42,13 @@ def _jpeg(pixels):
     return buffer.getvalue()
 
 
-def csv_rows(folder, rng, path, columns, rows=40, header=None):
+def csv_rows(folder, rng, path, columns, rows=40, header=None, delimiter=","):
     """CSV rows; ``columns`` lists each column's kind: ``float``, ``int`` or a list
-    of words to draw from (a text column)."""
+    of words to draw from (a text column); ``delimiter`` separates the cells (``" "``
+    for a program that splits its lines on spaces)."""
     out = _path(folder, path)
     with open(out, "w", newline="") as f:
-        writer = csv.writer(f)
+        writer = csv.writer(f, delimiter=delimiter)
         if header:
             writer.writerow(header)
         for _ in range(rows):
@@ -85,6 +86,24 @@ def mixed_records(folder, rng, path, count=20):
     write_records(out, [make_example({
         "a": float(rng.uniform()), "b": [int(i), int(2 * i)],
         "c": rng.integers(0, 256, size=6, dtype=np.uint8).tobytes()}) for i in range(count)])
+    return [out]
+
+
+def video_level_records(folder, rng, path, count=50, classes=3862, features=None):
+    """TFRecords of YouTube-8M's video-level Examples: ``id`` (bytes), ``labels`` (one to
+    three int64 classes below ``classes``) and, for each ``features`` entry (default
+    ``{"mean_rgb": 1024, "mean_audio": 128}``), that many floats."""
+    out = _path(folder, path)
+    sizes = features or {"mean_rgb": 1024, "mean_audio": 128}
+    name = os.path.splitext(os.path.basename(out))[0]
+    records = []
+    for i in range(count):
+        labels = sorted(rng.choice(classes, size=int(rng.integers(1, 4)), replace=False))
+        records.append(make_example({
+            "id": f"{name}-{i}".encode(), "labels": [int(label) for label in labels],
+            **{key: rng.uniform(-2, 2, size=size).astype(np.float32)
+               for key, size in sizes.items()}}))
+    write_records(out, records)
     return [out]
 
 
@@ -175,6 +194,7 @@ RECIPES = {
     "csv_rows": csv_rows,
     "raw_image_records": raw_image_records,
     "mixed_records": mixed_records,
+    "video_level_records": video_level_records,
     "jpeg_files": jpeg_files,
     "mnist_idx": mnist_idx,
     "cifar10_binary": cifar10_binary,

@@ -30,6 +30,35 @@ def test_csv_rows_have_the_header_and_each_columns_kind(tmp_path):
         assert 0 <= float(number) <= 100 and word in ("Present", "Absent") and label in "01"
 
 
+def test_csv_rows_split_on_their_delimiter(tmp_path):
+    make_data(tmp_path, [{"recipe": "csv_rows", "path": "vec.txt", "rows": 2, "header": ["2", "3"],
+                          "columns": [["<UNK>"], "float", "int", "int"], "delimiter": " "}])
+    lines = (tmp_path / "vec.txt").read_text().splitlines()
+    assert lines[0] == "2 3" and len(lines) == 3
+    for line in lines[1:]:
+        word, number, *labels = line.split(" ")
+        assert word == "<UNK>" and 0 <= float(number) <= 100 and set(labels) <= {"0", "1"}
+
+
+@pytest.mark.tf
+def test_video_level_records_parse_as_youtube_8m_examples(tmp_path):
+    import tensorflow as tf
+
+    make_data(tmp_path, [{"recipe": "video_level_records", "path": "data/train0.tfrecord",
+                          "count": 5, "classes": 7, "features": {"mean_rgb": 4, "mean_audio": 2}}])
+    spec = {"id": tf.io.FixedLenFeature([], tf.string), "labels": tf.io.VarLenFeature(tf.int64),
+            "mean_rgb": tf.io.FixedLenFeature([4], tf.float32),
+            "mean_audio": tf.io.FixedLenFeature([2], tf.float32)}
+    videos = [tf.io.parse_single_example(r, spec)
+              for r in tf.data.TFRecordDataset(str(tmp_path / "data" / "train0.tfrecord"))]
+    assert [v["id"].numpy() for v in videos] == [b"train0-%d" % i for i in range(5)]
+    for video in videos:
+        labels = video["labels"].values.numpy().tolist()
+        assert 1 <= len(labels) <= 3 and labels == sorted(set(labels))
+        assert all(0 <= label < 7 for label in labels)
+        assert -2 <= video["mean_rgb"].numpy().min() and video["mean_audio"].numpy().max() <= 2
+
+
 @pytest.mark.tf
 def test_records_are_the_examples_tensorflow_parses(tmp_path):
     import tensorflow as tf
@@ -89,7 +118,8 @@ def test_an_unknown_recipe_lists_the_valid_ones(tmp_path):
     with pytest.raises(ValueError, match=r"unknown data recipe 'tfrecords'; valid recipes: "
                                          r"cifar10_binary, cifar10_python, "
                                          r"cifar10_slim_records, csv_rows, jpeg_files, "
-                                         r"mixed_records, mnist_idx, raw_image_records$"):
+                                         r"mixed_records, mnist_idx, raw_image_records, "
+                                         r"video_level_records$"):
         make_data(tmp_path, [{"recipe": "tfrecords"}])
 
 
@@ -104,7 +134,7 @@ def test_every_program_of_the_corpus_is_described_and_its_data_makeable(tmp_path
         assert any(f["path"].endswith(program["entry"]) for f in program["files"])
         for spec in program.get("data", []):
             assert spec["recipe"] in ("csv_rows", "raw_image_records", "mixed_records",
-                                      "jpeg_files", "mnist_idx")
+                                      "jpeg_files", "mnist_idx", "video_level_records")
 
 
 def test_tensorflow_models_programs_are_described_by_folder_and_snapshot():
