@@ -13,6 +13,7 @@ from typing import Any
 from tensorflow.python.framework import op_def_registry  # each op type's is_stateful
 
 from tf1compat._typing import Graph, GraphDef, NodeDef, Operation
+from tf1compat.pipeline.graph_model import op_types
 from tf1compat.pipeline.graph_model.structure import parse_input, walk
 
 __all__ = ["called_nodes", "has_stateful_branches", "varying_ops", "varying_op_types"]
@@ -89,8 +90,9 @@ def _stateful_node(node: NodeDef, functions: _Functions, known: _Known) -> bool:
 
 
 # v1 control flow: the ops a cond branch or a loop body starts and ends with
-_BRANCH_STARTS = frozenset({"Switch", "RefSwitch", "Enter", "RefEnter"})
-_BRANCH_ENDS = frozenset({"Merge", "RefMerge", "Exit", "RefExit"})
+_BRANCH_STARTS = op_types.COND_SWITCHES | {"Enter", "RefEnter"}
+_BRANCH_ENDS = op_types.COND_MERGES | {"Exit", "RefExit"}
+_CONTROL_FLOW = _BRANCH_STARTS | _BRANCH_ENDS
 
 
 def has_stateful_branches(graph_def: GraphDef) -> bool:
@@ -116,5 +118,5 @@ def has_stateful_branches(graph_def: GraphDef) -> bool:
     inside = walk([name for name, node in nodes.items() if node.op in _BRANCH_STARTS],
                   lambda name: consumers.get(name, []),
                   stop=lambda name: nodes[name].op in _BRANCH_ENDS)
-    return any(nodes[name].op not in _BRANCH_STARTS | _BRANCH_ENDS
+    return any(nodes[name].op not in _CONTROL_FLOW
                and _stateful_node(nodes[name], functions, known) for name in inside)
