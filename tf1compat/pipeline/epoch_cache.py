@@ -73,20 +73,20 @@ class EpochCache:
         return (f"cached: {count} read once into memory, about {size_text(self.estimate)} "
                 f"of a {size_text(self.budget)} budget")
 
-    def _parsed(self, filename: Tensor, threads: int, traced: dict[str, Any]) -> Dataset:
-        """A file's parsed chunks, as flat tuples of columns; ``traced`` gets the
-        parse's structure and the graph of the map function it is traced in."""
+    def _parse_function(self, traced: dict[str, Any]) -> Callable[[Any], tuple[Tensor, ...]]:
+        """The parse of a chunk as flat tuples of columns, one tf.function for every
+        file (traced once, where the first file's dataset calls it); ``traced`` gets
+        the parse's structure and the graph it is traced in."""
         parse_chunk = self.parse_chunk
 
-        @tf.autograph.experimental.do_not_convert
         def flat(chunk: Any) -> tuple[Tensor, ...]:
             parsed = parse_chunk(chunk)
             traced["graph"] = v1.get_default_graph()
             traced["structure"] = tf.nest.map_structure(
                 lambda t: tf.TensorSpec(t.shape, t.dtype), parsed)
             return tuple(tf.nest.flatten(parsed))
-        return self.file_chunks(filename).map(flat, num_parallel_calls=threads,
-                                              deterministic=True)
+        traced_once: Callable[[Any], tuple[Tensor, ...]] = tf.function(flat, autograph=False)
+        return traced_once
 
     def _not_kept(self, traced: dict[str, Any]) -> str | None:
         """Why the traced parse's rows are not kept (they may vary, or pass the
@@ -119,10 +119,11 @@ class EpochCache:
         def unflattened(*columns: Tensor) -> Any:
             return tf.nest.pack_sequence_as(traced["structure"], list(columns))
 
+        parsed = self._parse_function(traced)
+
         def iteration() -> Dataset:
-            store = KeptChunks(self.files,
-                               lambda filename: self._parsed(filename, threads, traced),
-                               self.budget)
+            store = KeptChunks(self.files, lambda filename: self.file_chunks(filename).map(
+                parsed, num_parallel_calls=threads, deterministic=True), self.budget)
 
             @tf.autograph.experimental.do_not_convert
             def per_file(filename: Tensor) -> Dataset:
