@@ -11,7 +11,8 @@ from tf1compat.records.example import make_example
 from tf1compat.records.tfrecord import write_records
 
 tf = pytest.importorskip("tensorflow")
-from tf1compat.pipeline.kept_chunks import KeptChunks, per_iteration  # noqa: E402
+from tf1compat.pipeline import kept_chunks  # noqa: E402
+from tf1compat.pipeline.kept_chunks import KeptChunks, KeptWhole, per_iteration  # noqa: E402
 
 pytestmark = pytest.mark.tf
 
@@ -190,3 +191,26 @@ def test_in_a_graph_session_later_readings_give_the_kept_chunks(files):
                 pass
     assert [i for i, _ in rows] == ids_of(["b", "a", "b"])
     assert rows[-COUNTS["b"]:] == rows[:COUNTS["b"]]     # the second reading: kept
+
+
+@pytest.mark.parametrize("store", [KeptChunks, KeptWhole])
+@pytest.mark.parametrize("count", [3, kept_chunks._FILES_MADE_ONE_BY_ONE + 2],
+                         ids=["each file made apart", "files made in a loop"])
+def test_a_few_files_and_many_are_kept_alike(tmp_path, store, count):
+    """Every file read once, in the order named, its rows kept: the second epoch gives
+    the very rows of the first (their read times), however the files' datasets are
+    made."""
+    paths = []
+    for f in range(count):
+        paths.append(str(tmp_path / f"{f}.tfrecord"))
+        write_records(paths[-1], [make_example({"id": 1000 * f + i}) for i in range(3 + f)])
+    order = paths[::-1]
+
+    def iteration():
+        kept = (KeptChunks(paths, read_with_time, 10 ** 9) if store is KeptChunks
+                else KeptWhole(paths, read_with_time))
+        return tf.data.Dataset.from_tensor_slices(order * 2).flat_map(kept.chunks)
+    rows = rows_of(per_iteration(iteration))
+    expected = [1000 * f + i for f in range(count)[::-1] for i in range(3 + f)]
+    assert [i for i, _ in rows] == expected * 2
+    assert rows[len(expected):] == rows[:len(expected)]

@@ -37,6 +37,11 @@ MISSING_FILE = ("tf1compat: a file the in-memory cache does not hold (the file n
                 "changed since the cache was planned, when the pipeline was lowered or the "
                 "fast path built); turn the cache off (cache=False, or --no-cache)")
 
+# Up to this many files, each file's datasets are made in the dataset function itself;
+# more, in a tf.map_fn over the files (a loop whose tracing and instantiation cost about
+# 0.02-0.04 s before the first element, where a file made directly costs a few ms).
+_FILES_MADE_ONE_BY_ONE = 8
+
 _UNREAD, _KEEPING, _KEPT, _NOT_KEPT = 0, 1, 2, 3   # a file's status in the store
 _DELIVERED, _ENDED = 0, 1                          # what a reading counts
 
@@ -48,6 +53,19 @@ def per_iteration(build):
     def iteration(_):
         return build()
     return tf.data.Dataset.range(1).flat_map(iteration)
+
+
+def _per_file(count, datasets, outputs):
+    """The variant tensors (each ``[count]``) of ``datasets(index)`` (``outputs``
+    datasets of file ``index``, as variants) for every file: made one by one for a few
+    files, else by a ``tf.map_fn`` (which traces ``datasets`` even for no file: the
+    chunks' spec is then known)."""
+    if 0 < count <= _FILES_MADE_ONE_BY_ONE:
+        made = [datasets(tf.constant(index, tf.int64)) for index in range(count)]
+        return tuple(tf.stack([each[i] for each in made]) for i in range(outputs))
+    variant = tf.TensorSpec([], tf.variant)
+    return tf.map_fn(datasets, tf.range(count, dtype=tf.int64),
+                     fn_output_signature=(variant,) * outputs)
 
 
 def _count_if(condition):
@@ -85,9 +103,7 @@ class KeptChunks:
                 .take_while(self._fits(index, budget)).cache()
             return (tf.data.experimental.to_variant(read),
                     tf.data.experimental.to_variant(kept))
-        variant = tf.TensorSpec([], tf.variant)
-        self.read, self.kept = tf.map_fn(datasets, self.everyone,
-                                         fn_output_signature=(variant, variant))
+        self.read, self.kept = _per_file(len(files), datasets, 2)
 
     def _fits(self, index, budget):
         """Whether a chunk of a file (at ``index``) is kept: while the file is kept and
@@ -169,9 +185,8 @@ class KeptWhole:
         def kept(index):
             read = file_chunks(self.files[index])
             self.chunk_spec = read.element_spec
-            return tf.data.experimental.to_variant(read.cache())
-        self.kept = tf.map_fn(kept, tf.range(len(files), dtype=tf.int64),
-                              fn_output_signature=tf.TensorSpec([], tf.variant))
+            return (tf.data.experimental.to_variant(read.cache()),)
+        self.kept, = _per_file(len(files), kept, 1)
 
     def chunks(self, *name):
         """The chunks of the file ``name`` names (as :meth:`KeptChunks.chunks`)."""
