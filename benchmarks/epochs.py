@@ -138,6 +138,7 @@ def _load_modules():
     """Import TensorFlow and what the rows use, before any timing: a user's program
     has them loaded (the first import takes seconds, which no row should count)."""
     import benchmarks.reading_variants  # noqa: F401
+    import tf1compat.migrate.tfdata  # noqa: F401  (what tc.to_tf_data loads when first used)
     from tf1compat._tf import tf
     from tf1compat.pipeline import fastpath  # noqa: F401
     from tf1compat.slim import BatchedDatasetDataProvider, dataset_data_provider  # noqa: F401
