@@ -195,7 +195,7 @@ def test_in_a_graph_session_later_readings_give_the_kept_chunks(files):
 
 @pytest.mark.parametrize("store", [KeptChunks, KeptWhole])
 @pytest.mark.parametrize("count", [3, kept_chunks._FILES_MADE_ONE_BY_ONE + 2],
-                         ids=["each file made apart", "files made in a loop"])
+                         ids=["a few files, made one by one", "many, made in a tf.map_fn"])
 def test_a_few_files_and_many_are_kept_alike(tmp_path, store, count):
     """Every file read once, in the order named, its rows kept: the second epoch gives
     the very rows of the first (their read times), however the files' datasets are
