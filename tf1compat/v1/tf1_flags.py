@@ -22,11 +22,15 @@ __all__ = ["ABSL_LOGGING", "absl_logging_flag_names", "define_over_absl_logging"
 ABSL_LOGGING = "absl.logging"  # the module absl's FLAGS names as defining its flags
 
 
+def _from_absl_logging(flag_values, name):
+    """Whether ``flag_values`` holds a flag ``name`` that absl.logging defined."""
+    return name in flag_values and flag_values.find_module_defining_flag(name) == ABSL_LOGGING
+
+
 def absl_logging_flag_names():
     """The flag names (short names too: ``v``) absl.logging holds in absl's ``FLAGS``."""
     flag_values = v1.flags.FLAGS
-    return frozenset(name for name in flag_values
-                     if flag_values.find_module_defining_flag(name) == ABSL_LOGGING)
+    return frozenset(name for name in flag_values if _from_absl_logging(flag_values, name))
 
 
 def define_over_absl_logging(define):
@@ -37,8 +41,7 @@ def define_over_absl_logging(define):
     def wrapper(*args, **kwargs):
         name = args[0] if args else kwargs.get("name")
         flag_values = kwargs.get("flag_values", v1.flags.FLAGS)
-        if isinstance(name, str) and name in flag_values and \
-                flag_values.find_module_defining_flag(name) == ABSL_LOGGING:
+        if isinstance(name, str) and _from_absl_logging(flag_values, name):
             delattr(flag_values, name)
         return define(*args, **kwargs)
 
