@@ -33,6 +33,7 @@ QUICK = {"examples": 300, "rounds": 1, "shuffle_buffer": 64, "one_process": True
 SEED = 0
 REFERENCE = "tf.data per-example"
 PNG_REFERENCE = "PNG: tf.data per-example"
+COUNTING = "tf.data batch-then-parse, counting the bytes read"
 # (what, variant, reference, target ratio), checked on raw records without shuffling
 TARGETS = [
     ("TFRecord fast path vs tf.data batch-then-parse", "fast path (TFRecord)",
@@ -50,7 +51,13 @@ TARGETS = [
     ("classic pipeline naming records by their reader keys, lowered, vs the same without",
      "classic TF1 naming records by their keys, lowered", "classic TF1, lowered to tf.data",
      0.95),
+    # no target: what any reader key costs in tf.data, the bytes before each batch
+    # counted in order (a scan per batch), written by hand
+    ("tf.data batch-then-parse counting the bytes read, vs the same without",
+     COUNTING, "tf.data batch-then-parse", None),
 ]
+# measured on records in order only
+UNSHUFFLED_ONLY = ("classic TF1, sess.run loop", COUNTING)
 
 
 # ------------------------------------------------------------------ data
@@ -106,7 +113,7 @@ def _plan():
     rows = []
     for shuffled in (False, True):
         for variant, (records, _, _) in VARIANTS.items():
-            if records == "png" and shuffled or variant.endswith("sess.run loop") and shuffled:
+            if shuffled and (records == "png" or variant in UNSHUFFLED_ONLY):
                 continue
             rows.append((f"{variant}{', shuffled' if shuffled else ''}", variant, shuffled))
     return rows
@@ -174,9 +181,10 @@ def _target_lines(results):
         if not ratios:
             continue
         median = statistics.median(ratios)
-        verdict = "reached" if median >= threshold else "missed"
+        verdict = ("a measure, no target" if threshold is None else
+                   f"target >= {threshold}x: {'reached' if median >= threshold else 'missed'}")
         lines.append(f"- {what}: {median:.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f}; "
-                     f"target >= {threshold}x: {verdict})")
+                     f"{verdict})")
     return lines
 
 

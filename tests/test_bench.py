@@ -4,9 +4,10 @@ import json
 import re
 import sys
 
+import numpy as np
 import pytest
 
-from benchmarks import conversion, epochs, reading
+from benchmarks import conversion, epochs, reading, reading_variants
 from benchmarks.__main__ import main as bench
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
@@ -16,10 +17,12 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
     assert bench(["--suite", "reading", "--quick", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "reading.md").read_text()
     rows = [row for row, _, _ in reading._plan()]
-    assert len(rows) == 19
+    assert len(rows) == 20
     for row in rows:
         assert f"| {row} |" in table
     assert "baseline" in table and "Targets" in table
+    assert "- tf.data batch-then-parse counting the bytes read, vs the same without: " in table
+    assert "; a measure, no target)" in table
     assert table.startswith("`scripts/bench --suite reading --quick` on ")
     assert "load average" in table and "default session config" in table
     assert (tmp_path / "reading.png").read_bytes().startswith(b"\x89PNG")
@@ -28,6 +31,18 @@ def test_quick_reading_bench_writes_table_and_chart(tmp_path, capsys):
     assert all(values["examples"] == reading.QUICK["examples"]
                for values in results["summary"].values())
     assert "reading.md" in capsys.readouterr().out
+
+
+def test_counting_the_bytes_read_delivers_the_batches_of_batch_then_parse(tmp_path):
+    """The floor of reader keys reads what it measures against: the same arrays."""
+    path = reading.build_data(str(tmp_path), 300)["raw"]
+    counted, plain = (list(reading_variants._iterate_dataset(build(path, 128, None)))
+                      for build in (reading_variants._tfdata_batch_then_parse_counting_bytes,
+                                    reading_variants._tfdata_batch_then_parse))
+    assert [len(batch["label"]) for batch in counted] == [128, 128, 44]
+    for one, other in zip(counted, plain, strict=True):
+        np.testing.assert_array_equal(one["image"], other["image"])
+        np.testing.assert_array_equal(one["label"], other["label"])
 
 
 def test_quick_epochs_bench_times_every_row_over_its_epochs(tmp_path, capsys):
