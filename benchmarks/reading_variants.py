@@ -174,15 +174,17 @@ def _tfdata_batch_then_parse(path, batch_size, shuffle):
 
 def _tfdata_batch_then_parse_counting_bytes(path, batch_size, shuffle):
     """Batch-then-parse with what every reader key needs besides: the bytes read
-    before each batch, counted in order (a ``scan`` per batch), no key made from them."""
+    before each batch, counted in order (a ``scan`` per batch), no key made from them.
+    Records in order only, as :mod:`.reading` measures it."""
+    if shuffle:
+        raise ValueError("the bytes read are counted in the file's order: no shuffle")
+
     def count(start, records):
         framed = tf.cast(tf.strings.length(records), tf.int64) + framed_size(0)
         return start + tf.reduce_sum(framed), (start, records)
 
-    records = tf.data.TFRecordDataset([path])
-    if shuffle:
-        records = records.shuffle(shuffle["min_after_dequeue"], seed=1)
-    return (records.batch(batch_size).scan(tf.constant(0, tf.int64), count)
+    return (tf.data.TFRecordDataset([path]).batch(batch_size)
+            .scan(tf.constant(0, tf.int64), count)
             .map(lambda start, s: _decode_raw(tf.io.parse_example(s, FEATURES)),
                  num_parallel_calls=tf.data.AUTOTUNE)
             .prefetch(tf.data.AUTOTUNE))
