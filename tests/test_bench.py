@@ -43,6 +43,9 @@ def test_counting_the_bytes_read_delivers_the_batches_of_batch_then_parse(tmp_pa
     for one, other in zip(counted, plain, strict=True):
         np.testing.assert_array_equal(one["image"], other["image"])
         np.testing.assert_array_equal(one["label"], other["label"])
+    with pytest.raises(ValueError, match="counted in the file's order: no shuffle"):
+        reading_variants._tfdata_batch_then_parse_counting_bytes(
+            path, 128, {"capacity": 64, "min_after_dequeue": 32})
 
 
 def test_quick_epochs_bench_times_every_row_over_its_epochs(tmp_path, capsys):
